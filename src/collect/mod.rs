@@ -1,0 +1,5 @@
+//! Collectors: the inline priority queue and what is built on it.
+
+mod topdocs;
+
+pub use topdocs::{score_key, TopDocs};

@@ -1,0 +1,170 @@
+//! Top documents by score descending, doc number ascending.
+//!
+//! Each candidate is packed into one `u64`: the score mapped to an
+//! order-preserving `u32` in the high half and `u32::MAX - doc` in the low
+//! half, so "better" is simply "larger key" and every comparison is one
+//! integer compare. The queue is a binary min-heap of fixed capacity,
+//! allocated once; its root is the worst kept hit (the floor).
+
+/// Maps an `f32` to a `u32` with the same order (for non-NaN values).
+#[inline]
+pub fn score_key(score: f32) -> u32 {
+    let bits = score.to_bits();
+    if bits & 0x8000_0000 != 0 {
+        !bits
+    } else {
+        bits | 0x8000_0000
+    }
+}
+
+#[inline]
+fn key_score(key: u32) -> f32 {
+    f32::from_bits(if key & 0x8000_0000 != 0 {
+        key & 0x7fff_ffff
+    } else {
+        !key
+    })
+}
+
+#[inline]
+fn pack(score: f32, doc: u32) -> u64 {
+    (u64::from(score_key(score)) << 32) | u64::from(u32::MAX - doc)
+}
+
+/// A fixed-capacity queue of the best `(score, doc)` pairs.
+#[derive(Clone, Debug)]
+pub struct TopDocs {
+    heap: Vec<u64>,
+    capacity: usize,
+}
+
+impl TopDocs {
+    /// A queue keeping the best `capacity` hits.
+    pub fn new(capacity: usize) -> TopDocs {
+        TopDocs {
+            heap: Vec::with_capacity(capacity),
+            capacity,
+        }
+    }
+
+    /// Hits kept so far.
+    pub fn len(&self) -> usize {
+        self.heap.len()
+    }
+
+    /// Whether nothing is kept.
+    pub fn is_empty(&self) -> bool {
+        self.heap.is_empty()
+    }
+
+    /// Whether the queue holds `capacity` hits.
+    #[inline]
+    pub fn is_full(&self) -> bool {
+        self.heap.len() == self.capacity
+    }
+
+    /// The worst kept hit's score when full: a new hit must score strictly
+    /// more to enter (documents arrive in ascending order, and ties go to the
+    /// lower doc number).
+    #[inline]
+    pub fn floor(&self) -> Option<f32> {
+        if self.is_full() && self.capacity > 0 {
+            Some(key_score((self.heap[0] >> 32) as u32))
+        } else {
+            None
+        }
+    }
+
+    /// Offers a hit; returns whether it was kept.
+    #[inline]
+    pub fn offer(&mut self, score: f32, doc: u32) -> bool {
+        let key = pack(score, doc);
+        if self.heap.len() < self.capacity {
+            self.heap.push(key);
+            self.sift_up(self.heap.len() - 1);
+            true
+        } else if self.capacity > 0 && key > self.heap[0] {
+            self.heap[0] = key;
+            self.sift_down(0);
+            true
+        } else {
+            false
+        }
+    }
+
+    #[inline]
+    fn sift_up(&mut self, mut i: usize) {
+        let h = &mut self.heap;
+        let x = h[i];
+        while i > 0 {
+            let p = (i - 1) / 2;
+            if h[p] <= x {
+                break;
+            }
+            h[i] = h[p];
+            i = p;
+        }
+        h[i] = x;
+    }
+
+    #[inline]
+    fn sift_down(&mut self, mut i: usize) {
+        let h = &mut self.heap;
+        let n = h.len();
+        let x = h[i];
+        loop {
+            let l = 2 * i + 1;
+            if l >= n {
+                break;
+            }
+            let r = l + 1;
+            let c = if r < n && h[r] < h[l] { r } else { l };
+            if h[c] >= x {
+                break;
+            }
+            h[i] = h[c];
+            i = c;
+        }
+        h[i] = x;
+    }
+
+    /// The kept hits, best first, as `(score, doc)`.
+    pub fn into_sorted(mut self) -> Vec<(f32, u32)> {
+        self.heap.sort_unstable_by(|a, b| b.cmp(a));
+        self.heap
+            .into_iter()
+            .map(|k| (key_score((k >> 32) as u32), u32::MAX - k as u32))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn score_keys_preserve_order() {
+        let v = [f32::NEG_INFINITY, -2.5, -0.0, 0.0, 1e-30, 1.0, 1.0000001, f32::INFINITY];
+        for w in v.windows(2) {
+            assert!(score_key(w[0]) <= score_key(w[1]));
+        }
+        for x in v {
+            assert_eq!(key_score(score_key(x)).to_bits(), x.to_bits());
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn agrees_with_sort_and_truncate(scores in proptest::collection::vec(0u8..20, 0..300), k in 0usize..40) {
+            let mut q = TopDocs::new(k);
+            for (doc, &s) in scores.iter().enumerate() {
+                q.offer(f32::from(s) / 4.0, doc as u32);
+            }
+            let mut want: Vec<(f32, u32)> = scores.iter().enumerate().map(|(d, &s)| (f32::from(s) / 4.0, d as u32)).collect();
+            want.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+            want.truncate(k);
+            prop_assert_eq!(q.into_sorted(), want);
+        }
+    }
+}

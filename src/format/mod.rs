@@ -1,0 +1,269 @@
+//! The bytes on disk, shared by `write` and `read`.
+//!
+//! Every file starts with a 4-byte magic and a little-endian u32 format
+//! version and ends with a little-endian CRC-32 (IEEE) of every byte before
+//! it. `docs/FORMAT.md` describes each layout byte by byte; the modules here
+//! are the one place where each is encoded and decoded:
+//!
+//! - [`postings`]: posting blocks, skip entries and impacts;
+//! - [`norms`]: the SmallFloat length byte;
+//! - [`ords`]: packed ord arrays for sortable fields;
+//! - [`segment`]: the segment file's sections;
+//! - [`manifest`]: the commit manifest and tombstone files.
+
+pub mod manifest;
+pub mod norms;
+pub mod ords;
+pub mod postings;
+pub mod segment;
+
+use std::path::Path;
+
+use crate::error::{Error, Result};
+
+/// The format version this build writes and reads.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// Bytes of the common header (magic + version).
+pub const HEADER_LEN: usize = 8;
+/// Bytes of the common footer (CRC-32).
+pub const FOOTER_LEN: usize = 4;
+
+/// Appends the common header.
+pub fn write_header(out: &mut Vec<u8>, magic: &[u8; 4]) {
+    out.extend_from_slice(magic);
+    out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+}
+
+/// Appends the common footer: the CRC-32 of everything in `out` so far.
+pub fn write_footer(out: &mut Vec<u8>) {
+    let crc = crc32fast::hash(out);
+    out.extend_from_slice(&crc.to_le_bytes());
+}
+
+/// Checks magic, version and checksum of a whole file and returns its body
+/// (the bytes between header and footer).
+pub fn check_file<'a>(path: &Path, bytes: &'a [u8], magic: &[u8; 4]) -> Result<&'a [u8]> {
+    if bytes.len() < HEADER_LEN + FOOTER_LEN {
+        return Err(Error::corrupt(
+            path,
+            format!("file is {} bytes, shorter than header and footer", bytes.len()),
+        ));
+    }
+    if &bytes[..4] != magic {
+        return Err(Error::corrupt(
+            path,
+            format!(
+                "bad magic {:02x?}, expected {:?}",
+                &bytes[..4],
+                String::from_utf8_lossy(magic)
+            ),
+        ));
+    }
+    let version = u32::from_le_bytes(bytes[4..8].try_into().expect("4 bytes"));
+    let (content, footer) = bytes.split_at(bytes.len() - FOOTER_LEN);
+    let stored = u32::from_le_bytes(footer.try_into().expect("4 bytes"));
+    let actual = crc32fast::hash(content);
+    if version != FORMAT_VERSION {
+        // A checksum that matches means the file is intact but newer (or older).
+        if stored == actual {
+            return Err(Error::UnsupportedVersion {
+                path: path.to_owned(),
+                found: version,
+                supported: FORMAT_VERSION,
+            });
+        }
+        return Err(Error::corrupt(path, "bad version and checksum mismatch"));
+    }
+    if stored != actual {
+        return Err(Error::corrupt(
+            path,
+            format!("checksum mismatch (stored {stored:08x}, computed {actual:08x})"),
+        ));
+    }
+    Ok(&content[HEADER_LEN..])
+}
+
+/// Appends `v` as a LEB128 varint.
+#[inline]
+pub fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// Reads a LEB128 varint at `*pos`, advancing it; `None` when truncated or over-long.
+#[inline]
+pub fn get_varint(bytes: &[u8], pos: &mut usize) -> Option<u64> {
+    let mut v = 0u64;
+    let mut shift = 0;
+    loop {
+        let b = *bytes.get(*pos)?;
+        *pos += 1;
+        if shift == 63 && b > 1 {
+            return None;
+        }
+        v |= u64::from(b & 0x7f) << shift;
+        if b < 0x80 {
+            return Some(v);
+        }
+        shift += 7;
+        if shift > 63 {
+            return None;
+        }
+    }
+}
+
+/// A bounds-checked little-endian reader over a byte slice. Every read that
+/// would leave the slice returns a `Corrupt` error naming the file.
+pub struct Reader<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+    path: &'a Path,
+}
+
+impl<'a> Reader<'a> {
+    /// A reader at the start of `bytes`.
+    pub fn new(path: &'a Path, bytes: &'a [u8]) -> Reader<'a> {
+        Reader {
+            bytes,
+            pos: 0,
+            path,
+        }
+    }
+
+    /// The current offset.
+    pub fn pos(&self) -> usize {
+        self.pos
+    }
+
+    /// Bytes not yet read.
+    pub fn remaining(&self) -> usize {
+        self.bytes.len() - self.pos
+    }
+
+    /// A `Corrupt` error for this file.
+    pub fn err(&self, detail: impl Into<String>) -> Error {
+        Error::corrupt(self.path, detail)
+    }
+
+    /// The next `n` bytes.
+    pub fn bytes(&mut self, n: usize) -> Result<&'a [u8]> {
+        let end = self
+            .pos
+            .checked_add(n)
+            .filter(|&e| e <= self.bytes.len())
+            .ok_or_else(|| {
+                self.err(format!(
+                    "truncated: need {n} bytes at offset {}, have {}",
+                    self.pos,
+                    self.remaining()
+                ))
+            })?;
+        let s = &self.bytes[self.pos..end];
+        self.pos = end;
+        Ok(s)
+    }
+
+    /// A u8.
+    pub fn u8(&mut self) -> Result<u8> {
+        Ok(self.bytes(1)?[0])
+    }
+
+    /// A little-endian u16.
+    pub fn u16(&mut self) -> Result<u16> {
+        Ok(u16::from_le_bytes(self.bytes(2)?.try_into().expect("2")))
+    }
+
+    /// A little-endian u32.
+    pub fn u32(&mut self) -> Result<u32> {
+        Ok(u32::from_le_bytes(self.bytes(4)?.try_into().expect("4")))
+    }
+
+    /// A little-endian u64.
+    pub fn u64(&mut self) -> Result<u64> {
+        Ok(u64::from_le_bytes(self.bytes(8)?.try_into().expect("8")))
+    }
+
+    /// A u64 that must fit in usize.
+    pub fn usize64(&mut self) -> Result<usize> {
+        let v = self.u64()?;
+        usize::try_from(v).map_err(|_| self.err(format!("offset {v} too large")))
+    }
+
+    /// A varint.
+    pub fn varint(&mut self) -> Result<u64> {
+        get_varint(self.bytes, &mut self.pos)
+            .ok_or_else(|| self.err(format!("bad varint at offset {}", self.pos)))
+    }
+
+    /// A u8-length-prefixed UTF-8 string.
+    pub fn short_str(&mut self) -> Result<&'a str> {
+        let n = self.u8()? as usize;
+        let b = self.bytes(n)?;
+        std::str::from_utf8(b).map_err(|_| self.err("string is not UTF-8"))
+    }
+}
+
+/// A sub-slice `bytes[off..off+len]`, or a `Corrupt` error.
+pub fn slice<'a>(path: &Path, bytes: &'a [u8], off: usize, len: usize, what: &str) -> Result<&'a [u8]> {
+    off.checked_add(len)
+        .filter(|&end| end <= bytes.len())
+        .map(|end| &bytes[off..end])
+        .ok_or_else(|| {
+            Error::corrupt(
+                path,
+                format!("{what}: range {off}+{len} outside {} bytes", bytes.len()),
+            )
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn varints_round_trip_and_reject_garbage() {
+        let mut buf = Vec::new();
+        let values = [0u64, 1, 127, 128, 300, u32::MAX as u64, u64::MAX];
+        for v in values {
+            put_varint(&mut buf, v);
+        }
+        let mut pos = 0;
+        for v in values {
+            assert_eq!(get_varint(&buf, &mut pos), Some(v));
+        }
+        assert_eq!(pos, buf.len());
+        assert_eq!(get_varint(&[0x80, 0x80], &mut 0), None);
+        assert_eq!(get_varint(&[0xff; 11], &mut 0), None);
+    }
+
+    #[test]
+    fn framing_detects_every_kind_of_damage() {
+        let p = Path::new("x");
+        let mut f = Vec::new();
+        write_header(&mut f, b"TEST");
+        f.extend_from_slice(b"body");
+        write_footer(&mut f);
+        assert_eq!(check_file(p, &f, b"TEST").unwrap(), b"body");
+        assert!(matches!(check_file(p, &f, b"XXXX"), Err(Error::Corrupt { .. })));
+        for cut in 0..f.len() {
+            assert!(check_file(p, &f[..cut], b"TEST").is_err());
+        }
+        for i in 0..f.len() {
+            let mut g = f.clone();
+            g[i] ^= 0x10;
+            assert!(check_file(p, &g, b"TEST").is_err(), "flip at {i}");
+        }
+        let mut newer = Vec::new();
+        newer.extend_from_slice(b"TEST");
+        newer.extend_from_slice(&99u32.to_le_bytes());
+        write_footer(&mut newer);
+        assert!(matches!(
+            check_file(p, &newer, b"TEST"),
+            Err(Error::UnsupportedVersion { found: 99, .. })
+        ));
+    }
+}

@@ -1,0 +1,239 @@
+//! The segment file: one immutable file per segment, made of sections.
+//!
+//! ```text
+//! header: magic "QSEG", version u32
+//! sections, each 8-byte aligned
+//! directory: count u32, count x { kind u32, offset u64, len u64 }
+//! directory offset u64
+//! footer: CRC-32 of everything before
+//! ```
+//!
+//! Section kinds and their layouts are listed in `docs/FORMAT.md`; this
+//! module holds the shared constants and the small encoders and decoders
+//! that both sides use (term entries, stored values).
+
+use std::io::Write;
+
+use crate::document::Value;
+
+/// Magic of a segment file.
+pub const MAGIC: &[u8; 4] = b"QSEG";
+
+/// Section: document count and per-field statistics.
+pub const SECTION_META: u32 = 1;
+/// Section: the term dictionary.
+pub const SECTION_TERMS: u32 = 2;
+/// Section: postings regions, one per term, in term order.
+pub const SECTION_POSTINGS: u32 = 3;
+/// Section: norms, one byte per document per text field.
+pub const SECTION_NORMS: u32 = 4;
+/// Section: stored field values.
+pub const SECTION_STORED: u32 = 5;
+/// Section: ord arrays of sortable fields.
+pub const SECTION_SORT: u32 = 6;
+
+/// Human-readable name of a section kind (for `quarry stats`).
+pub fn section_name(kind: u32) -> &'static str {
+    match kind {
+        SECTION_META => "meta",
+        SECTION_TERMS => "terms",
+        SECTION_POSTINGS => "postings",
+        SECTION_NORMS => "norms",
+        SECTION_STORED => "stored",
+        SECTION_SORT => "sort",
+        _ => "unknown",
+    }
+}
+
+/// Bytes of one term-dictionary entry: key offset u32, df u32, postings offset u64.
+pub const TERM_ENTRY: usize = 16;
+
+/// Most documents one segment may hold (doc ids stay below 2^31).
+pub const MAX_SEGMENT_DOCS: u32 = (1 << 31) - 1;
+
+/// Writes a segment file section by section, computing the checksum as it goes.
+pub struct SegmentFileWriter<W: Write> {
+    out: W,
+    hasher: crc32fast::Hasher,
+    offset: u64,
+    sections: Vec<(u32, u64, u64)>,
+    open: Option<(u32, u64)>,
+}
+
+impl<W: Write> SegmentFileWriter<W> {
+    /// Starts a file with the segment header.
+    pub fn new(out: W) -> std::io::Result<Self> {
+        let mut w = SegmentFileWriter {
+            out,
+            hasher: crc32fast::Hasher::new(),
+            offset: 0,
+            sections: Vec::new(),
+            open: None,
+        };
+        let mut head = Vec::new();
+        super::write_header(&mut head, MAGIC);
+        w.raw(&head)?;
+        Ok(w)
+    }
+
+    fn raw(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.hasher.update(bytes);
+        self.out.write_all(bytes)?;
+        self.offset += bytes.len() as u64;
+        Ok(())
+    }
+
+    /// Opens a section of `kind` (closing none: call [`Self::end_section`]).
+    pub fn begin_section(&mut self, kind: u32) -> std::io::Result<()> {
+        debug_assert!(self.open.is_none());
+        let pad = (8 - (self.offset % 8) as usize) % 8;
+        self.raw(&[0u8; 8][..pad])?;
+        self.open = Some((kind, self.offset));
+        Ok(())
+    }
+
+    /// Appends bytes to the open section.
+    pub fn write(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        debug_assert!(self.open.is_some());
+        self.raw(bytes)
+    }
+
+    /// Bytes written to the open section so far.
+    pub fn section_len(&self) -> u64 {
+        self.open.map_or(0, |(_, start)| self.offset - start)
+    }
+
+    /// Closes the open section.
+    pub fn end_section(&mut self) {
+        let (kind, start) = self.open.take().expect("a section is open");
+        self.sections.push((kind, start, self.offset - start));
+    }
+
+    /// Writes a whole section at once.
+    pub fn section(&mut self, kind: u32, bytes: &[u8]) -> std::io::Result<()> {
+        self.begin_section(kind)?;
+        self.write(bytes)?;
+        self.end_section();
+        Ok(())
+    }
+
+    /// Writes the directory and the checksum; returns the writer and the file length.
+    pub fn finish(mut self) -> std::io::Result<(W, u64)> {
+        let dir_offset = self.offset;
+        let mut dir = Vec::new();
+        dir.extend_from_slice(&(self.sections.len() as u32).to_le_bytes());
+        for &(kind, off, len) in &self.sections {
+            dir.extend_from_slice(&kind.to_le_bytes());
+            dir.extend_from_slice(&off.to_le_bytes());
+            dir.extend_from_slice(&len.to_le_bytes());
+        }
+        dir.extend_from_slice(&dir_offset.to_le_bytes());
+        self.raw(&dir)?;
+        let crc = self.hasher.clone().finalize();
+        self.out.write_all(&crc.to_le_bytes())?;
+        Ok((self.out, self.offset + 4))
+    }
+}
+
+const VALUE_STR: u8 = 0;
+const VALUE_I64: u8 = 1;
+const VALUE_F64: u8 = 2;
+
+/// Appends one stored value: field id varint, type tag, payload.
+pub fn put_stored_value(out: &mut Vec<u8>, field: u16, value: &Value) {
+    super::put_varint(out, u64::from(field));
+    match value {
+        Value::Str(s) => {
+            out.push(VALUE_STR);
+            super::put_varint(out, s.len() as u64);
+            out.extend_from_slice(s.as_bytes());
+        }
+        Value::I64(v) => {
+            out.push(VALUE_I64);
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        Value::F64(v) => {
+            out.push(VALUE_F64);
+            out.extend_from_slice(&v.to_bits().to_le_bytes());
+        }
+    }
+}
+
+/// Decodes a document's stored values; `None` when the bytes are malformed.
+pub fn get_stored_values(mut bytes: &[u8]) -> Option<Vec<(u16, Value)>> {
+    let mut out = Vec::new();
+    while !bytes.is_empty() {
+        let mut pos = 0;
+        let field = u16::try_from(super::get_varint(bytes, &mut pos)?).ok()?;
+        let tag = *bytes.get(pos)?;
+        pos += 1;
+        let value = match tag {
+            VALUE_STR => {
+                let n = usize::try_from(super::get_varint(bytes, &mut pos)?).ok()?;
+                let s = bytes.get(pos..pos.checked_add(n)?)?;
+                pos += n;
+                Value::Str(String::from_utf8(s.to_vec()).ok()?)
+            }
+            VALUE_I64 | VALUE_F64 => {
+                let b: [u8; 8] = bytes.get(pos..pos + 8)?.try_into().ok()?;
+                pos += 8;
+                if tag == VALUE_I64 {
+                    Value::I64(i64::from_le_bytes(b))
+                } else {
+                    Value::F64(f64::from_bits(u64::from_le_bytes(b)))
+                }
+            }
+            _ => return None,
+        };
+        out.push((field, value));
+        bytes = &bytes[pos..];
+    }
+    Some(out)
+}
+
+/// The term key of an `i64` value: big-endian with the sign bit flipped, so
+/// byte order is numeric order.
+pub fn i64_key(v: i64) -> [u8; 8] {
+    ((v as u64) ^ (1 << 63)).to_be_bytes()
+}
+
+/// Inverse of [`i64_key`].
+pub fn key_i64(key: &[u8]) -> Option<i64> {
+    let b: [u8; 8] = key.try_into().ok()?;
+    Some((u64::from_be_bytes(b) ^ (1 << 63)) as i64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stored_values_round_trip() {
+        let vals = vec![
+            (0u16, Value::Str("héllo".into())),
+            (3, Value::I64(-5)),
+            (300, Value::F64(2.5)),
+            (1, Value::Str(String::new())),
+        ];
+        let mut buf = Vec::new();
+        for (f, v) in &vals {
+            put_stored_value(&mut buf, *f, v);
+        }
+        assert_eq!(get_stored_values(&buf).unwrap(), vals);
+        for cut in 0..buf.len() {
+            // Truncation never panics; it either fails or yields a prefix.
+            let _ = get_stored_values(&buf[..cut]);
+        }
+    }
+
+    #[test]
+    fn i64_keys_sort_numerically() {
+        let vals = [i64::MIN, -2, -1, 0, 1, 7, i64::MAX];
+        for w in vals.windows(2) {
+            assert!(i64_key(w[0]) < i64_key(w[1]));
+        }
+        for v in vals {
+            assert_eq!(key_i64(&i64_key(v)), Some(v));
+        }
+    }
+}

@@ -1,0 +1,49 @@
+//! quarry: a full-text search core with a stable C ABI.
+//!
+//! Documents go in through an [`IndexWriter`], which writes immutable
+//! segments and publishes them atomically with a commit. A [`Searcher`]
+//! maps one committed snapshot and answers ranked (BM25) top-k queries
+//! whose results are exactly what an exhaustive evaluation returns.
+//!
+//! ```no_run
+//! use quarry::{FieldFlags, FieldType, IndexWriter, Query, Schema, SearchRequest, Searcher, WriterConfig};
+//!
+//! let mut schema = Schema::new();
+//! let body = schema.add_field("body", FieldType::Text, FieldFlags::default())?;
+//! let mut writer = IndexWriter::create("/tmp/idx", &schema, WriterConfig::default())?;
+//! let mut doc = quarry::Document::new();
+//! doc.add_str(body, "the quick brown fox");
+//! writer.add_document(&doc)?;
+//! writer.commit()?;
+//!
+//! let searcher = Searcher::open("/tmp/idx")?;
+//! let hits = searcher.search(&Query::term(body, "fox"), &SearchRequest::top(10))?;
+//! assert_eq!(hits.total_hits, 1);
+//! # Ok::<(), quarry::Error>(())
+//! ```
+//!
+//! `ARCHITECTURE.md` walks through the modules; `docs/FORMAT.md` describes
+//! every byte on disk.
+
+#![warn(missing_docs)]
+
+pub mod analysis;
+pub mod capi;
+pub mod collect;
+mod document;
+mod error;
+pub mod format;
+#[doc(hidden)]
+pub mod kernels;
+pub mod query;
+pub mod read;
+mod schema;
+mod searcher;
+pub mod write;
+
+pub use document::{Document, Value};
+pub use error::{Error, Result};
+pub use query::{Occur, Operator, Query};
+pub use schema::{FieldDef, FieldFlags, FieldId, FieldType, Schema};
+pub use searcher::{compare_values, ExecMode, Hit, Hits, SearchOptions, SearchRequest, Searcher, SortKey, SortRule, SortSpec};
+pub use write::{IndexWriter, WriterConfig};

@@ -1,0 +1,97 @@
+//! BM25 with corpus-wide statistics.
+//!
+//! k1 = 1.2, b = 0.75, idf = ln(1 + (N - n + 0.5) / (n + 0.5)), and a term
+//! scores `idf * (k1 + 1) * tf / (tf + k1 * (1 - b + b * dl / avgdl))`,
+//! evaluated in the monotone form `w - w / (1 + tf * inv[norm])` with
+//! `w = idf * (k1 + 1)` and `inv[norm] = 1 / (k1 * (1 - b + b * dl / avgdl))`
+//! precomputed per norm byte. N counts every document of the snapshot
+//! (deleted ones too, until a merge removes them), n every document holding
+//! the term, and avgdl is the field's total tokens over N. `dl` is the
+//! length decoded from the norm byte.
+
+use crate::format::norms::length_table;
+
+/// k1.
+pub const K1: f32 = 1.2;
+/// b.
+pub const B: f32 = 0.75;
+
+/// Inverse document frequency in f32 (computed in f64, then rounded).
+pub fn idf(doc_count: u64, doc_freq: u64) -> f32 {
+    let n = doc_count as f64;
+    let df = doc_freq as f64;
+    (1.0 + (n - df + 0.5) / (df + 0.5)).ln() as f32
+}
+
+/// One term's scoring constants.
+#[derive(Clone, Debug)]
+pub struct TermWeight {
+    /// idf * (k1 + 1), in f32.
+    pub weight: f32,
+    /// Per norm byte: 1 / (k1 * (1 - b + b * dl / avgdl)), in f32.
+    pub inv: [f32; 256],
+}
+
+impl TermWeight {
+    /// Weights for a term with `doc_freq` in a snapshot of `doc_count`
+    /// documents whose field holds `total_tokens` tokens. `has_norms` is
+    /// false for fields without length norms (string, i64), which score as
+    /// if every document had the average length.
+    pub fn new(doc_count: u64, doc_freq: u64, total_tokens: u64, has_norms: bool) -> TermWeight {
+        let weight = idf(doc_count, doc_freq) * (K1 + 1.0);
+        let avgdl = if doc_count == 0 {
+            1.0
+        } else {
+            total_tokens as f64 / doc_count as f64
+        };
+        let k1 = f64::from(K1);
+        let b = f64::from(B);
+        let table = length_table();
+        let inv = std::array::from_fn(|i| {
+            if has_norms && avgdl > 0.0 {
+                (1.0 / (k1 * ((1.0 - b) + b * f64::from(table[i]) / avgdl))) as f32
+            } else {
+                (1.0 / k1) as f32
+            }
+        });
+        TermWeight { weight, inv }
+    }
+
+    /// The score of a document with term frequency `tf` and norm byte `norm`.
+    #[inline(always)]
+    pub fn score(&self, tf: u32, norm: u8) -> f32 {
+        let w = self.weight;
+        w - w / (1.0 + tf as f32 * self.inv[norm as usize])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn matches_the_textbook_formula() {
+        let tw = TermWeight::new(1000, 10, 50_000, true);
+        for (tf, norm) in [(1u32, 10u8), (3, 40), (10, 100), (1, 0)] {
+            let dl = f64::from(crate::format::norms::norm_to_length(norm));
+            let idf = (1.0 + (1000.0 - 10.0 + 0.5) / (10.0 + 0.5f64)).ln();
+            let tf64 = f64::from(tf);
+            let want = idf * 2.2 * tf64 / (tf64 + 1.2 * (0.25 + 0.75 * dl / 50.0));
+            let got = f64::from(tw.score(tf, norm));
+            assert!((got - want).abs() / want < 1e-5, "{got} vs {want}");
+        }
+    }
+
+    #[test]
+    fn monotone_in_tf_and_length() {
+        let tw = TermWeight::new(100, 7, 3000, true);
+        for norm in 0..=255u8 {
+            for tf in 1..200 {
+                assert!(tw.score(tf + 1, norm) >= tw.score(tf, norm));
+                if norm < 255 {
+                    assert!(tw.score(tf, norm) >= tw.score(tf, norm + 1));
+                }
+            }
+        }
+    }
+}

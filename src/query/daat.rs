@@ -1,0 +1,336 @@
+//! Document-at-a-time execution: iterators over posting blocks, combined
+//! by boolean iterators, feeding a collector in ascending doc order.
+
+use crate::error::Result;
+use crate::format::postings::{BadPostings, Postings, BLOCK_LEN};
+use crate::kernels;
+use crate::query::bm25::TermWeight;
+use crate::query::plan::{Node, TermNode};
+use crate::query::Occur;
+use crate::read::LiveSegment;
+
+/// The doc id past every document.
+pub const NO_MORE: u32 = u32::MAX;
+
+/// A positioned iterator over matching documents with their scores.
+///
+/// A new scorer is already on its first match (or [`NO_MORE`]). After a
+/// decode error a scorer reports [`NO_MORE`] and [`Scorer::error`] returns
+/// the error.
+pub trait Scorer {
+    /// The current document.
+    fn doc(&self) -> u32;
+    /// Moves to the next match and returns it.
+    fn advance(&mut self) -> u32;
+    /// Moves to the first match `>= target` (staying put if already there).
+    fn seek(&mut self, target: u32) -> u32;
+    /// The current document's score.
+    fn score(&mut self) -> f32;
+    /// An estimate of the number of matches.
+    fn cost(&self) -> u64;
+    /// The first decode error met, if any.
+    fn error(&self) -> Option<BadPostings>;
+}
+
+/// Iterates one term's postings block by block; frequencies are decoded
+/// only when a document of the block is scored.
+pub struct TermScorer<'a> {
+    postings: Postings<'a>,
+    weight: &'a TermWeight,
+    norms: Option<&'a [u8]>,
+    block: usize,
+    nblocks: usize,
+    docs: [u32; BLOCK_LEN],
+    tfs: [u32; BLOCK_LEN],
+    len: usize,
+    pos: usize,
+    tfs_ready: bool,
+    doc: u32,
+    err: Option<BadPostings>,
+}
+
+impl<'a> TermScorer<'a> {
+    /// A scorer positioned on the term's first document.
+    pub fn new(postings: Postings<'a>, weight: &'a TermWeight, norms: Option<&'a [u8]>) -> Self {
+        let mut s = TermScorer {
+            nblocks: postings.num_blocks(),
+            postings,
+            weight,
+            norms,
+            block: 0,
+            docs: [0; BLOCK_LEN],
+            tfs: [0; BLOCK_LEN],
+            len: 0,
+            pos: 0,
+            tfs_ready: false,
+            doc: NO_MORE,
+            err: None,
+        };
+        s.load(0);
+        s
+    }
+
+    /// Decodes block `b` and moves to its first document.
+    fn load(&mut self, b: usize) {
+        self.block = b;
+        self.pos = 0;
+        if b >= self.nblocks {
+            self.doc = NO_MORE;
+            return;
+        }
+        match self.postings.decode_docs(b, &mut self.docs, &mut self.tfs) {
+            Ok(n) => {
+                self.len = n;
+                self.tfs_ready = !self.postings.is_packed(b);
+                self.doc = self.docs[0];
+            }
+            Err(e) => {
+                self.err = Some(e);
+                self.nblocks = 0;
+                self.doc = NO_MORE;
+            }
+        }
+    }
+}
+
+impl Scorer for TermScorer<'_> {
+    #[inline]
+    fn doc(&self) -> u32 {
+        self.doc
+    }
+
+    #[inline]
+    fn advance(&mut self) -> u32 {
+        self.pos += 1;
+        if self.pos < self.len {
+            self.doc = self.docs[self.pos];
+        } else {
+            self.load(self.block + 1);
+        }
+        self.doc
+    }
+
+    fn seek(&mut self, target: u32) -> u32 {
+        if self.doc >= target {
+            return self.doc;
+        }
+        if self.docs[self.len - 1] < target {
+            // Skip whole blocks by their last doc id.
+            let mut b = self.block + 1;
+            while b < self.nblocks && self.postings.last_doc(b).is_some_and(|l| l < target) {
+                b += 1;
+            }
+            self.load(b);
+            if self.doc >= target {
+                return self.doc;
+            }
+        }
+        self.pos = kernels::find_next_geq(&self.docs[..self.len], self.pos, target);
+        if self.pos < self.len {
+            self.doc = self.docs[self.pos];
+        } else {
+            self.load(self.block + 1);
+        }
+        self.doc
+    }
+
+    #[inline]
+    fn score(&mut self) -> f32 {
+        if !self.tfs_ready {
+            if let Err(e) = self.postings.decode_tfs(self.block, &mut self.tfs) {
+                self.err = Some(e);
+            }
+            self.tfs_ready = true;
+        }
+        let norm = self.norms.map_or(0, |n| n[self.doc as usize]);
+        self.weight.score(self.tfs[self.pos], norm)
+    }
+
+    fn cost(&self) -> u64 {
+        u64::from(self.postings.df())
+    }
+
+    fn error(&self) -> Option<BadPostings> {
+        self.err.clone()
+    }
+}
+
+/// Combines clauses: a leapfrog over the required ones (led by the
+/// cheapest), or a union of the optional ones; excluded documents removed.
+/// Scores sum in clause order.
+pub struct BoolScorer<'a> {
+    children: Vec<Box<dyn Scorer + 'a>>,
+    occurs: Vec<Occur>,
+    /// Must and filter clauses, cheapest first.
+    required: Vec<usize>,
+    should: Vec<usize>,
+    must_not: Vec<usize>,
+    doc: u32,
+}
+
+impl<'a> BoolScorer<'a> {
+    fn new(children: Vec<Box<dyn Scorer + 'a>>, occurs: Vec<Occur>) -> Self {
+        let pick = |f: fn(Occur) -> bool| (0..occurs.len()).filter(|&i| f(occurs[i])).collect::<Vec<_>>();
+        let mut required = pick(|o| matches!(o, Occur::Must | Occur::Filter));
+        required.sort_by_key(|&i| children[i].cost());
+        let should = pick(|o| o == Occur::Should);
+        let must_not = pick(|o| o == Occur::MustNot);
+        let mut s = BoolScorer {
+            children,
+            occurs,
+            required,
+            should,
+            must_not,
+            doc: 0,
+        };
+        s.doc = s.next_match(0);
+        s
+    }
+
+    /// The first match `>= target`.
+    fn next_match(&mut self, mut target: u32) -> u32 {
+        loop {
+            let candidate = if self.required.is_empty() {
+                let mut min = NO_MORE;
+                for &i in &self.should {
+                    min = min.min(self.children[i].seek(target));
+                }
+                min
+            } else {
+                self.leapfrog(target)
+            };
+            if candidate == NO_MORE {
+                return NO_MORE;
+            }
+            let excluded = self
+                .must_not
+                .iter()
+                .any(|&i| self.children[i].seek(candidate) == candidate);
+            if !excluded {
+                return candidate;
+            }
+            target = candidate + 1;
+        }
+    }
+
+    fn leapfrog(&mut self, target: u32) -> u32 {
+        let lead = self.required[0];
+        let mut candidate = self.children[lead].seek(target);
+        'outer: while candidate != NO_MORE {
+            for &i in &self.required[1..] {
+                let d = self.children[i].seek(candidate);
+                if d > candidate {
+                    candidate = self.children[lead].seek(d);
+                    continue 'outer;
+                }
+            }
+            return candidate;
+        }
+        NO_MORE
+    }
+}
+
+impl Scorer for BoolScorer<'_> {
+    fn doc(&self) -> u32 {
+        self.doc
+    }
+
+    fn advance(&mut self) -> u32 {
+        if self.doc != NO_MORE {
+            self.doc = self.next_match(self.doc + 1);
+        }
+        self.doc
+    }
+
+    fn seek(&mut self, target: u32) -> u32 {
+        if self.doc < target {
+            self.doc = self.next_match(target);
+        }
+        self.doc
+    }
+
+    fn score(&mut self) -> f32 {
+        let doc = self.doc;
+        let mut score = 0.0f32;
+        for (child, occur) in self.children.iter_mut().zip(&self.occurs) {
+            match occur {
+                Occur::Must => score += child.score(),
+                Occur::Should => {
+                    if child.seek(doc) == doc {
+                        score += child.score();
+                    }
+                }
+                Occur::Filter | Occur::MustNot => {}
+            }
+        }
+        score
+    }
+
+    fn cost(&self) -> u64 {
+        match self.required.first() {
+            Some(&i) => self.children[i].cost(),
+            None => self.should.iter().map(|&i| self.children[i].cost()).sum(),
+        }
+    }
+
+    fn error(&self) -> Option<BadPostings> {
+        self.children.iter().find_map(|c| c.error())
+    }
+}
+
+/// Builds the scorer of `node` over `seg`, or `None` when nothing can match.
+pub fn scorer<'a>(node: &'a Node, seg: &'a LiveSegment) -> Result<Option<Box<dyn Scorer + 'a>>> {
+    match node {
+        Node::Empty => Ok(None),
+        Node::Term(t) => Ok(term_scorer(t, seg)?.map(|s| Box::new(s) as Box<dyn Scorer>)),
+        Node::Bool(clauses) => {
+            let mut children = Vec::with_capacity(clauses.len());
+            let mut occurs = Vec::with_capacity(clauses.len());
+            for (occur, n) in clauses {
+                match (scorer(n, seg)?, occur) {
+                    (Some(s), _) => {
+                        children.push(s);
+                        occurs.push(*occur);
+                    }
+                    (None, Occur::Must | Occur::Filter) => return Ok(None),
+                    (None, _) => {}
+                }
+            }
+            if !occurs.iter().any(|o| *o != Occur::MustNot) {
+                return Ok(None);
+            }
+            Ok(Some(Box::new(BoolScorer::new(children, occurs))))
+        }
+    }
+}
+
+fn term_scorer<'a>(t: &'a TermNode, seg: &'a LiveSegment) -> Result<Option<TermScorer<'a>>> {
+    let r = &seg.reader;
+    let Some(info) = r.term(t.field, &t.key)? else {
+        return Ok(None);
+    };
+    let postings = r.postings(&info)?;
+    Ok(Some(TermScorer::new(postings, &t.weight, r.norms(t.field))))
+}
+
+/// Runs `node` over `seg`, calling `hit(local_doc, scorer)` for every live match.
+pub fn for_each_match<'a>(
+    node: &'a Node,
+    seg: &'a LiveSegment,
+    mut hit: impl FnMut(u32, &mut dyn Scorer),
+) -> Result<()> {
+    let Some(mut s) = scorer(node, seg)? else {
+        return Ok(());
+    };
+    let mut doc = s.doc();
+    while doc != NO_MORE {
+        if !seg.is_deleted(doc) {
+            hit(doc, s.as_mut());
+        }
+        doc = s.advance();
+    }
+    match s.error() {
+        Some(e) => Err(seg.reader.bad(e)),
+        None => Ok(()),
+    }
+}

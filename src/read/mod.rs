@@ -1,0 +1,9 @@
+//! Reading: committed snapshots and their memory-mapped segments.
+//!
+//! `read` depends on `format` only, never on `write`.
+
+mod segment;
+mod snapshot;
+
+pub use segment::{SegmentReader, SortColumn, TermInfo};
+pub use snapshot::{latest_manifest, LiveSegment, Snapshot};

@@ -1,0 +1,503 @@
+//! One segment, memory-mapped and checked.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use memmap2::Mmap;
+
+use crate::document::Value;
+use crate::error::{Error, Result};
+use crate::format::postings::{BadPostings, Postings};
+use crate::format::{self, ords, segment, Reader};
+use crate::schema::{FieldId, FieldType, Schema};
+
+/// Where a term's postings are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TermInfo {
+    /// Documents containing the term (deleted ones included).
+    pub df: u32,
+    post_off: usize,
+    post_end: usize,
+}
+
+/// A sortable field's ord array in one segment.
+#[derive(Clone, Copy, Debug)]
+pub struct SortColumn<'a> {
+    /// The field's type.
+    pub ty: FieldType,
+    /// Bits per ord.
+    pub width: u8,
+    /// Distinct values.
+    pub cardinality: u32,
+    values: &'a [u8],
+    ords: &'a [u8],
+    blocks: &'a [u8],
+}
+
+impl<'a> SortColumn<'a> {
+    /// The ord of `doc` ([`SortColumn::missing`] when it has no value).
+    #[inline]
+    pub fn ord(&self, doc: u32) -> u32 {
+        ords::get(self.ords, self.width, doc as usize)
+    }
+
+    /// The reserved ord of documents without a value.
+    pub fn missing(&self) -> u32 {
+        ords::missing_ord(self.width)
+    }
+
+    /// The value of ord `o` (`o < cardinality`).
+    pub fn value(&self, o: u32) -> Value {
+        let o = o as usize;
+        match self.ty {
+            FieldType::I64 => Value::I64(i64::from_le_bytes(
+                self.values[o * 8..o * 8 + 8].try_into().expect("8"),
+            )),
+            FieldType::F64 => Value::F64(f64::from_bits(u64::from_le_bytes(
+                self.values[o * 8..o * 8 + 8].try_into().expect("8"),
+            ))),
+            _ => Value::Str(self.str_value(o).to_owned()),
+        }
+    }
+
+    fn str_value(&self, o: usize) -> &'a str {
+        let off = |i: usize| u32::from_le_bytes(self.values[i * 4..i * 4 + 4].try_into().expect("4")) as usize;
+        let base = (self.cardinality as usize + 1) * 4;
+        let s = &self.values[base + off(o)..base + off(o + 1)];
+        // Checked when the column was opened.
+        std::str::from_utf8(s).unwrap_or("")
+    }
+
+    /// Per-4096-document (min, max) present ords.
+    pub fn block_bounds(&self, block: usize) -> (u32, u32) {
+        let b = &self.blocks[block * 8..block * 8 + 8];
+        (
+            u32::from_le_bytes(b[..4].try_into().expect("4")),
+            u32::from_le_bytes(b[4..].try_into().expect("4")),
+        )
+    }
+}
+
+/// A memory-mapped segment file.
+pub struct SegmentReader {
+    path: PathBuf,
+    map: Mmap,
+    doc_count: u32,
+    total_tokens: Vec<u64>,
+    /// Byte ranges of the sections within `map`.
+    terms: (usize, usize),
+    postings: (usize, usize),
+    stored: (usize, usize),
+    /// Per schema field: range of its entries in the term table.
+    term_ranges: Vec<(u32, u32)>,
+    entries_off: usize,
+    nterms: u32,
+    keys_off: usize,
+    keys_len: usize,
+    /// Per schema field: offset of its norms in `map`.
+    norms: Vec<Option<usize>>,
+    /// Per schema field: its sort column (offsets into `map`).
+    sort: Vec<Option<SortColumnAt>>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct SortColumnAt {
+    ty: FieldType,
+    width: u8,
+    cardinality: u32,
+    values: (usize, usize),
+    ords: (usize, usize),
+    blocks: (usize, usize),
+}
+
+impl std::fmt::Debug for SegmentReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SegmentReader")
+            .field("path", &self.path)
+            .field("doc_count", &self.doc_count)
+            .finish()
+    }
+}
+
+impl SegmentReader {
+    /// Maps and checks the segment file at `path` against `schema`.
+    pub fn open(path: &Path, schema: &Schema) -> Result<SegmentReader> {
+        let file = File::open(path).map_err(|e| Error::io(path, e))?;
+        // SAFETY: segment files are immutable once written: the writer
+        // creates each with create_new, fsyncs it, and never opens it for
+        // writing again (it only unlinks files no manifest references, which
+        // leaves existing mappings intact). Nothing else in quarry writes
+        // them; a process that edits index files behind quarry's back is
+        // outside the contract stated in docs/FORMAT.md.
+        let map = unsafe { Mmap::map(&file) }.map_err(|e| Error::io(path, e))?;
+        Self::parse(path.to_owned(), map, schema)
+    }
+
+    fn parse(path: PathBuf, map: Mmap, schema: &Schema) -> Result<SegmentReader> {
+        let bytes: &[u8] = &map;
+        format::check_file(&path, bytes, segment::MAGIC)?;
+        let end = bytes.len() - format::FOOTER_LEN;
+        let corrupt = |d: String| Error::corrupt(&path, d);
+        let dir_off = u64::from_le_bytes(bytes[end - 8..end].try_into().expect("8"));
+        let dir_off = usize::try_from(dir_off)
+            .ok()
+            .filter(|&o| o >= format::HEADER_LEN && o + 12 <= end)
+            .ok_or_else(|| corrupt(format!("directory offset {dir_off} out of range")))?;
+        let mut r = Reader::new(&path, &bytes[dir_off..end - 8]);
+        let count = r.u32()? as usize;
+        let mut sections = std::collections::HashMap::new();
+        for _ in 0..count {
+            let kind = r.u32()?;
+            let off = r.usize64()?;
+            let len = r.usize64()?;
+            if off < format::HEADER_LEN || off.checked_add(len).is_none_or(|e| e > dir_off) {
+                return Err(corrupt(format!("section {kind} out of range")));
+            }
+            sections.insert(kind, (off, off + len));
+        }
+        let sec = |kind: u32| {
+            sections
+                .get(&kind)
+                .copied()
+                .ok_or_else(|| Error::corrupt(&path, format!("missing section {}", segment::section_name(kind))))
+        };
+        let nfields = schema.fields().len();
+
+        // Meta.
+        let (m0, m1) = sec(segment::SECTION_META)?;
+        let mut r = Reader::new(&path, &bytes[m0..m1]);
+        let doc_count = r.u32()?;
+        if doc_count > segment::MAX_SEGMENT_DOCS {
+            return Err(r.err("document count out of range"));
+        }
+        let n = r.u16()? as usize;
+        if n != nfields {
+            return Err(r.err(format!("segment has {n} fields, schema has {nfields}")));
+        }
+        let mut total_tokens = Vec::with_capacity(n);
+        for _ in 0..n {
+            total_tokens.push(r.u64()?);
+        }
+
+        // Terms.
+        let terms = sec(segment::SECTION_TERMS)?;
+        let postings = sec(segment::SECTION_POSTINGS)?;
+        let mut r = Reader::new(&path, &bytes[terms.0..terms.1]);
+        if r.u16()? as usize != nfields {
+            return Err(r.err("term table field count disagrees with schema"));
+        }
+        let mut term_ranges = Vec::with_capacity(nfields);
+        for _ in 0..nfields {
+            term_ranges.push((r.u32()?, r.u32()?));
+        }
+        let nterms = r.u32()?;
+        for &(first, cnt) in &term_ranges {
+            if u64::from(first) + u64::from(cnt) > u64::from(nterms) {
+                return Err(r.err("field term range out of range"));
+            }
+        }
+        let entries_off = terms.0 + r.pos();
+        r.bytes(nterms as usize * segment::TERM_ENTRY)?;
+        let keys_len = r.u32()? as usize;
+        let keys_off = terms.0 + r.pos();
+        r.bytes(keys_len)?;
+
+        // Norms.
+        let (n0, n1) = sec(segment::SECTION_NORMS)?;
+        let mut r = Reader::new(&path, &bytes[n0..n1]);
+        let mut norms = vec![None; nfields];
+        for _ in 0..r.u16()? {
+            let f = r.u16()? as usize;
+            let at = n0 + r.pos();
+            r.bytes(doc_count as usize)?;
+            if f >= nfields || schema.fields()[f].ty != FieldType::Text {
+                return Err(r.err(format!("norms for field {f}, which is not a text field")));
+            }
+            norms[f] = Some(at);
+        }
+        for (f, def) in schema.fields().iter().enumerate() {
+            if def.ty == FieldType::Text && norms[f].is_none() {
+                return Err(corrupt(format!("no norms for text field {:?}", def.name)));
+            }
+        }
+
+        // Stored.
+        let stored = sec(segment::SECTION_STORED)?;
+        if stored.1 - stored.0 < (doc_count as usize + 1) * 8 {
+            return Err(corrupt("stored section shorter than its offsets".into()));
+        }
+
+        // Sort columns.
+        let (s0, s1) = sec(segment::SECTION_SORT)?;
+        let mut r = Reader::new(&path, &bytes[s0..s1]);
+        let mut sort = vec![None; nfields];
+        for _ in 0..r.u16()? {
+            let len = r.usize64()?;
+            let col_start = s0 + r.pos();
+            let col = r.bytes(len)?;
+            let at = Self::parse_sort_column(&path, col, col_start, doc_count, schema)?;
+            sort[at.0] = Some(at.1);
+        }
+        for (f, def) in schema.fields().iter().enumerate() {
+            if def.flags.sortable && sort[f].is_none() {
+                return Err(corrupt(format!("no ord array for sortable field {:?}", def.name)));
+            }
+        }
+
+        Ok(SegmentReader {
+            path,
+            map,
+            doc_count,
+            total_tokens,
+            terms,
+            postings,
+            stored,
+            term_ranges,
+            entries_off,
+            nterms,
+            keys_off,
+            keys_len,
+            norms,
+            sort,
+        })
+    }
+
+    fn parse_sort_column(
+        path: &Path,
+        col: &[u8],
+        base: usize,
+        doc_count: u32,
+        schema: &Schema,
+    ) -> Result<(usize, SortColumnAt)> {
+        let mut r = Reader::new(path, col);
+        let field = r.u16()? as usize;
+        let ty = r.u8()?;
+        let width = r.u8()?;
+        let cardinality = r.u32()?;
+        let values_len = r.usize64()?;
+        let def = schema
+            .fields()
+            .get(field)
+            .filter(|d| d.flags.sortable && d.ty.code() == ty)
+            .ok_or_else(|| r.err(format!("ord array for field {field}, which is not sortable")))?;
+        if ords::ord_width(u64::from(cardinality)) != width {
+            return Err(r.err(format!("ord width {width} wrong for cardinality {cardinality}")));
+        }
+        let v0 = base + r.pos();
+        let values = r.bytes(values_len)?;
+        match def.ty {
+            FieldType::I64 | FieldType::F64 => {
+                if values.len() != cardinality as usize * 8 {
+                    return Err(r.err("sort values length disagrees with cardinality"));
+                }
+            }
+            _ => {
+                let n = cardinality as usize;
+                if values.len() < (n + 1) * 4 {
+                    return Err(r.err("string sort values truncated"));
+                }
+                let off = |i: usize| u32::from_le_bytes(values[i * 4..i * 4 + 4].try_into().expect("4")) as usize;
+                let blob = &values[(n + 1) * 4..];
+                if off(0) != 0 || off(n) != blob.len() {
+                    return Err(r.err("string sort values offsets out of range"));
+                }
+                for i in 0..n {
+                    if off(i) > off(i + 1) || std::str::from_utf8(&blob[off(i)..off(i + 1)]).is_err() {
+                        return Err(r.err("bad string sort value"));
+                    }
+                }
+            }
+        }
+        while r.pos() % 4 != 0 {
+            r.u8()?;
+        }
+        let o0 = base + r.pos();
+        let olen = ords::packed_len(doc_count as usize, width);
+        r.bytes(olen)?;
+        let b0 = base + r.pos();
+        let blen = (doc_count as usize).div_ceil(ords::ORD_BLOCK) * 8;
+        r.bytes(blen)?;
+        if r.remaining() != 0 {
+            return Err(r.err("trailing bytes in ord array"));
+        }
+        // Every stored ord must be a value's ord or the missing ord.
+        let missing = ords::missing_ord(width);
+        let packed = &col[o0 - base..o0 - base + olen];
+        for d in 0..doc_count as usize {
+            let o = ords::get(packed, width, d);
+            if o >= cardinality && o != missing {
+                return Err(r.err(format!("ord {o} of document {d} out of range")));
+            }
+        }
+        Ok((
+            field,
+            SortColumnAt {
+                ty: def.ty,
+                width,
+                cardinality,
+                values: (v0, v0 + values_len),
+                ords: (o0, o0 + olen),
+                blocks: (b0, b0 + blen),
+            },
+        ))
+    }
+
+    /// The file this segment was read from.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Documents in the segment, deleted ones included.
+    pub fn doc_count(&self) -> u32 {
+        self.doc_count
+    }
+
+    /// Bytes of the segment file.
+    pub fn file_len(&self) -> usize {
+        self.map.len()
+    }
+
+    /// Total tokens of a text field over all documents (deleted ones included).
+    pub fn total_tokens(&self, field: FieldId) -> u64 {
+        self.total_tokens.get(field.0 as usize).copied().unwrap_or(0)
+    }
+
+    /// Byte length per section kind, for statistics.
+    pub fn section_sizes(&self) -> Vec<(&'static str, usize)> {
+        let norms: usize = self.norms.iter().flatten().count() * self.doc_count as usize;
+        let sort: usize = self
+            .sort
+            .iter()
+            .flatten()
+            .map(|s| (s.values.1 - s.values.0) + (s.ords.1 - s.ords.0) + (s.blocks.1 - s.blocks.0))
+            .sum();
+        vec![
+            ("postings", self.postings.1 - self.postings.0),
+            ("terms", self.terms.1 - self.terms.0),
+            ("norms", norms),
+            ("stored", self.stored.1 - self.stored.0),
+            ("sort", sort),
+        ]
+    }
+
+    fn entry(&self, i: u32) -> (usize, u32, usize) {
+        let at = self.entries_off + i as usize * segment::TERM_ENTRY;
+        let e = &self.map[at..at + segment::TERM_ENTRY];
+        (
+            u32::from_le_bytes(e[0..4].try_into().expect("4")) as usize,
+            u32::from_le_bytes(e[4..8].try_into().expect("4")),
+            u64::from_le_bytes(e[8..16].try_into().expect("8")) as usize,
+        )
+    }
+
+    fn key(&self, i: u32) -> Result<&[u8]> {
+        let start = self.entry(i).0;
+        let end = if i + 1 < self.nterms {
+            self.entry(i + 1).0
+        } else {
+            self.keys_len
+        };
+        if start > end || end > self.keys_len {
+            return Err(Error::corrupt(&self.path, format!("term key {i} out of range")));
+        }
+        Ok(&self.map[self.keys_off + start..self.keys_off + end])
+    }
+
+    fn info(&self, i: u32) -> Result<TermInfo> {
+        let (_, df, post_off) = self.entry(i);
+        let post_end = if i + 1 < self.nterms {
+            self.entry(i + 1).2
+        } else {
+            self.postings.1 - self.postings.0
+        };
+        if post_off > post_end || post_end > self.postings.1 - self.postings.0 || df == 0 || df > self.doc_count {
+            return Err(Error::corrupt(&self.path, format!("term entry {i} out of range")));
+        }
+        Ok(TermInfo { df, post_off, post_end })
+    }
+
+    /// Looks up a term's key in a field's dictionary.
+    pub fn term(&self, field: FieldId, key: &[u8]) -> Result<Option<TermInfo>> {
+        let Some(&(first, count)) = self.term_ranges.get(field.0 as usize) else {
+            return Ok(None);
+        };
+        let (mut lo, mut hi) = (first, first + count);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            match self.key(mid)?.cmp(key) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return self.info(mid).map(Some),
+            }
+        }
+        Ok(None)
+    }
+
+    /// Number of distinct terms of a field.
+    pub fn num_terms(&self, field: FieldId) -> u32 {
+        self.term_ranges.get(field.0 as usize).map_or(0, |r| r.1)
+    }
+
+    /// The `i`-th term (in key order) of a field: its key and postings info.
+    pub fn term_at(&self, field: FieldId, i: u32) -> Result<(&[u8], TermInfo)> {
+        let (first, count) = self.term_ranges[field.0 as usize];
+        assert!(i < count, "term index out of range");
+        Ok((self.key(first + i)?, self.info(first + i)?))
+    }
+
+    /// The postings of a term found by [`Self::term`].
+    pub fn postings(&self, info: &TermInfo) -> Result<Postings<'_>> {
+        let region = &self.map[self.postings.0 + info.post_off..self.postings.0 + info.post_end];
+        Postings::parse(region, info.df, self.doc_count).map_err(|e| self.bad(e))
+    }
+
+    /// A `Corrupt` error for a postings problem in this segment.
+    pub fn bad(&self, e: BadPostings) -> Error {
+        Error::corrupt(&self.path, e.0)
+    }
+
+    /// A text field's norms (one byte per document).
+    pub fn norms(&self, field: FieldId) -> Option<&[u8]> {
+        let at = (*self.norms.get(field.0 as usize)?)?;
+        Some(&self.map[at..at + self.doc_count as usize])
+    }
+
+    /// A sortable field's ord array.
+    pub fn sort_column(&self, field: FieldId) -> Option<SortColumn<'_>> {
+        let c = (*self.sort.get(field.0 as usize)?)?;
+        Some(SortColumn {
+            ty: c.ty,
+            width: c.width,
+            cardinality: c.cardinality,
+            values: &self.map[c.values.0..c.values.1],
+            ords: &self.map[c.ords.0..c.ords.1],
+            blocks: &self.map[c.blocks.0..c.blocks.1],
+        })
+    }
+
+    /// The raw stored bytes of `doc`.
+    pub fn stored_bytes(&self, doc: u32) -> Result<&[u8]> {
+        let (s0, s1) = self.stored;
+        let offs = |i: usize| {
+            let at = s0 + i * 8;
+            u64::from_le_bytes(self.map[at..at + 8].try_into().expect("8")) as usize
+        };
+        if doc >= self.doc_count {
+            return Err(Error::InvalidArgument(format!("document {doc} out of range")));
+        }
+        let blob = s0 + (self.doc_count as usize + 1) * 8;
+        let (a, b) = (offs(doc as usize), offs(doc as usize + 1));
+        if a > b || blob + b > s1 {
+            return Err(Error::corrupt(&self.path, format!("stored offsets of document {doc} out of range")));
+        }
+        Ok(&self.map[blob + a..blob + b])
+    }
+
+    /// The stored values of `doc`.
+    pub fn stored(&self, doc: u32) -> Result<Vec<(FieldId, Value)>> {
+        let bytes = self.stored_bytes(doc)?;
+        segment::get_stored_values(bytes)
+            .map(|v| v.into_iter().map(|(f, v)| (FieldId(f), v)).collect())
+            .ok_or_else(|| Error::corrupt(&self.path, format!("stored values of document {doc} are malformed")))
+    }
+}

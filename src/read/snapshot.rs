@@ -1,0 +1,190 @@
+//! A committed snapshot: the newest manifest and its segments.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+use crate::format::manifest::{self, Manifest, SegmentEntry};
+use crate::read::segment::SegmentReader;
+
+/// A segment of a snapshot with its deletions.
+#[derive(Clone, Debug)]
+pub struct LiveSegment {
+    /// The mapped segment.
+    pub reader: Arc<SegmentReader>,
+    /// Deleted-document bits, if any document is deleted.
+    pub deletes: Option<Arc<Vec<u64>>>,
+    /// The manifest's entry for it.
+    pub entry: SegmentEntry,
+    /// Global number of its first document in the snapshot.
+    pub base: u64,
+}
+
+impl LiveSegment {
+    /// Whether local document `doc` is deleted.
+    #[inline]
+    pub fn is_deleted(&self, doc: u32) -> bool {
+        match &self.deletes {
+            None => false,
+            Some(bits) => bits[(doc >> 6) as usize] & (1u64 << (doc & 63)) != 0,
+        }
+    }
+
+    /// Documents not deleted.
+    pub fn live_docs(&self) -> u32 {
+        self.entry.doc_count - self.entry.del_count
+    }
+}
+
+/// One committed generation of an index, ready to search.
+#[derive(Debug)]
+pub struct Snapshot {
+    dir: PathBuf,
+    manifest: Manifest,
+    segments: Vec<LiveSegment>,
+}
+
+/// The newest manifest in `dir`, or `None` when there is none.
+///
+/// A damaged newest manifest is an error, not a reason to fall back to an
+/// older one: manifests are published by an atomic rename after an fsync, so
+/// a crash can leave only a whole manifest or none.
+pub fn latest_manifest(dir: &Path) -> Result<Option<(PathBuf, Manifest)>> {
+    let entries = std::fs::read_dir(dir).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            Error::NoIndex(dir.to_owned())
+        } else {
+            Error::io(dir, e)
+        }
+    })?;
+    let mut best: Option<(u64, PathBuf)> = None;
+    for e in entries {
+        let e = e.map_err(|e| Error::io(dir, e))?;
+        let name = e.file_name();
+        if let Some(g) = name.to_str().and_then(manifest::parse_manifest_name) {
+            if best.as_ref().is_none_or(|(b, _)| g > *b) {
+                best = Some((g, e.path()));
+            }
+        }
+    }
+    let Some((g, path)) = best else {
+        return Ok(None);
+    };
+    let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
+    let m = Manifest::decode(&path, &bytes)?;
+    if m.generation != g {
+        return Err(Error::corrupt(&path, format!("names generation {g}, holds {}", m.generation)));
+    }
+    Ok(Some((path, m)))
+}
+
+impl Snapshot {
+    /// Opens the newest commit in `dir`.
+    pub fn open(dir: &Path) -> Result<Snapshot> {
+        Self::open_reusing(dir, None)
+    }
+
+    /// Opens the newest commit, reusing the mapped segments of `previous`
+    /// that are unchanged.
+    pub fn open_reusing(dir: &Path, previous: Option<&Snapshot>) -> Result<Snapshot> {
+        // A writer may remove files of superseded commits between our reading
+        // the manifest and opening its segments; then read the newer manifest.
+        let mut attempt = 0;
+        loop {
+            let Some((_, manifest)) = latest_manifest(dir)? else {
+                return Err(Error::NoIndex(dir.to_owned()));
+            };
+            match Self::load(dir, manifest, previous) {
+                Err(Error::Io { source, .. })
+                    if source.kind() == std::io::ErrorKind::NotFound && attempt < 8 =>
+                {
+                    attempt += 1;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    fn load(dir: &Path, manifest: Manifest, previous: Option<&Snapshot>) -> Result<Snapshot> {
+        let mut segments = Vec::with_capacity(manifest.segments.len());
+        let mut base = 0u64;
+        for entry in &manifest.segments {
+            let reuse = previous.and_then(|p| {
+                p.segments
+                    .iter()
+                    .find(|s| s.entry.id == entry.id && p.manifest.schema == manifest.schema)
+            });
+            let reader = match reuse {
+                Some(s) => s.reader.clone(),
+                None => {
+                    let path = dir.join(manifest::segment_name(entry.id));
+                    let r = SegmentReader::open(&path, &manifest.schema)?;
+                    if r.doc_count() != entry.doc_count || r.file_len() as u64 != entry.file_len {
+                        return Err(Error::corrupt(
+                            &path,
+                            "segment size disagrees with the manifest",
+                        ));
+                    }
+                    Arc::new(r)
+                }
+            };
+            let deletes = match reuse {
+                Some(s) if s.entry.del_gen == entry.del_gen => s.deletes.clone(),
+                _ if entry.del_gen == 0 => None,
+                _ => {
+                    let path = dir.join(manifest::tombstone_name(entry.id, entry.del_gen));
+                    let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
+                    let (bits, del) = manifest::decode_tombstones(&path, &bytes, entry.doc_count)?;
+                    if del != entry.del_count {
+                        return Err(Error::corrupt(&path, "deleted count disagrees with the manifest"));
+                    }
+                    Some(Arc::new(bits))
+                }
+            };
+            segments.push(LiveSegment {
+                reader,
+                deletes,
+                entry: entry.clone(),
+                base,
+            });
+            base += u64::from(entry.doc_count);
+        }
+        Ok(Snapshot {
+            dir: dir.to_owned(),
+            manifest,
+            segments,
+        })
+    }
+
+    /// The index directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The manifest this snapshot was opened from.
+    pub fn manifest(&self) -> &Manifest {
+        &self.manifest
+    }
+
+    /// Its segments in doc-number order.
+    pub fn segments(&self) -> &[LiveSegment] {
+        &self.segments
+    }
+
+    /// Documents including deleted ones (one past the largest doc number).
+    pub fn max_doc(&self) -> u64 {
+        self.segments.iter().map(|s| u64::from(s.entry.doc_count)).sum()
+    }
+
+    /// Live documents.
+    pub fn num_docs(&self) -> u64 {
+        self.segments.iter().map(|s| u64::from(s.live_docs())).sum()
+    }
+
+    /// The segment holding global doc number `doc`, and the local doc id.
+    pub fn locate(&self, doc: u64) -> Option<(&LiveSegment, u32)> {
+        let i = self.segments.partition_point(|s| s.base + u64::from(s.entry.doc_count) <= doc);
+        let s = self.segments.get(i)?;
+        Some((s, (doc - s.base) as u32))
+    }
+}

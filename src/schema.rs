@@ -1,0 +1,281 @@
+//! Schema: the named, typed fields of an index.
+
+use crate::error::{Error, Result};
+
+/// The type of a field.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FieldType {
+    /// Analysed text, indexed with term frequencies and BM25 length norms.
+    Text,
+    /// An exact string value: sortable, and optionally indexed as one token.
+    String,
+    /// A signed 64-bit integer: sortable, and optionally indexed as one term.
+    I64,
+    /// A 64-bit float: sortable.
+    F64,
+}
+
+impl FieldType {
+    /// The lowercase name used in schema JSON (`text`, `string`, `i64`, `f64`).
+    pub fn name(self) -> &'static str {
+        match self {
+            FieldType::Text => "text",
+            FieldType::String => "string",
+            FieldType::I64 => "i64",
+            FieldType::F64 => "f64",
+        }
+    }
+
+    /// Parses a name as [`FieldType::name`] writes it.
+    pub fn from_name(name: &str) -> Option<FieldType> {
+        Some(match name {
+            "text" => FieldType::Text,
+            "string" => FieldType::String,
+            "i64" => FieldType::I64,
+            "f64" => FieldType::F64,
+            _ => return None,
+        })
+    }
+
+    pub(crate) fn code(self) -> u8 {
+        match self {
+            FieldType::Text => 1,
+            FieldType::String => 2,
+            FieldType::I64 => 3,
+            FieldType::F64 => 4,
+        }
+    }
+
+    pub(crate) fn from_code(code: u8) -> Option<FieldType> {
+        Some(match code {
+            1 => FieldType::Text,
+            2 => FieldType::String,
+            3 => FieldType::I64,
+            4 => FieldType::F64,
+            _ => return None,
+        })
+    }
+}
+
+/// Options of a field. `text` fields are always indexed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct FieldFlags {
+    /// The original value is kept and returned with hits.
+    pub stored: bool,
+    /// The value is searchable (and deletable) as a term. Implied for `text`.
+    pub indexed: bool,
+    /// The value is kept as an ord array for sorting and range filters.
+    pub sortable: bool,
+}
+
+impl FieldFlags {
+    /// Bit for [`FieldFlags::stored`] in the packed form used by the C API and the format.
+    pub const STORED: u32 = 1;
+    /// Bit for [`FieldFlags::indexed`].
+    pub const INDEXED: u32 = 2;
+    /// Bit for [`FieldFlags::sortable`].
+    pub const SORTABLE: u32 = 4;
+
+    /// Packs the flags into bits.
+    pub fn bits(self) -> u32 {
+        (self.stored as u32) * Self::STORED
+            | (self.indexed as u32) * Self::INDEXED
+            | (self.sortable as u32) * Self::SORTABLE
+    }
+
+    /// Unpacks bits; `None` when an unknown bit is set.
+    pub fn from_bits(bits: u32) -> Option<FieldFlags> {
+        if bits & !(Self::STORED | Self::INDEXED | Self::SORTABLE) != 0 {
+            return None;
+        }
+        Some(FieldFlags {
+            stored: bits & Self::STORED != 0,
+            indexed: bits & Self::INDEXED != 0,
+            sortable: bits & Self::SORTABLE != 0,
+        })
+    }
+}
+
+/// A field's position in its schema. Stable for the life of an index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct FieldId(pub u16);
+
+/// One field of a schema.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FieldDef {
+    /// The field's name (1 to 255 bytes of UTF-8).
+    pub name: String,
+    /// Its type.
+    pub ty: FieldType,
+    /// Its options.
+    pub flags: FieldFlags,
+}
+
+impl FieldDef {
+    /// Whether the field has a term dictionary.
+    pub fn is_indexed(&self) -> bool {
+        self.ty == FieldType::Text || self.flags.indexed
+    }
+}
+
+/// The fields of an index, in a fixed order.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Schema {
+    fields: Vec<FieldDef>,
+}
+
+/// The most fields a schema may have.
+pub const MAX_FIELDS: usize = 1024;
+
+impl Schema {
+    /// An empty schema.
+    pub fn new() -> Schema {
+        Schema::default()
+    }
+
+    /// Adds a field and returns its id.
+    ///
+    /// Errors with [`Error::Schema`] on an empty, over-long or duplicate name,
+    /// or options the type does not allow (`f64` cannot be indexed; `text`
+    /// cannot be sortable).
+    pub fn add_field(&mut self, name: &str, ty: FieldType, flags: FieldFlags) -> Result<FieldId> {
+        if name.is_empty() || name.len() > 255 {
+            return Err(Error::Schema(format!(
+                "field name must be 1 to 255 bytes, got {} bytes",
+                name.len()
+            )));
+        }
+        if self.field(name).is_some() {
+            return Err(Error::Schema(format!("duplicate field name {name:?}")));
+        }
+        if self.fields.len() >= MAX_FIELDS {
+            return Err(Error::Schema(format!("more than {MAX_FIELDS} fields")));
+        }
+        match ty {
+            FieldType::Text if flags.sortable => {
+                return Err(Error::Schema(format!(
+                    "text field {name:?} cannot be sortable (use a string field)"
+                )));
+            }
+            FieldType::F64 if flags.indexed => {
+                return Err(Error::Schema(format!(
+                    "f64 field {name:?} cannot be indexed"
+                )));
+            }
+            _ => {}
+        }
+        let id = FieldId(self.fields.len() as u16);
+        self.fields.push(FieldDef {
+            name: name.to_owned(),
+            ty,
+            flags,
+        });
+        Ok(id)
+    }
+
+    /// The id of the field called `name`.
+    pub fn field(&self, name: &str) -> Option<FieldId> {
+        self.fields
+            .iter()
+            .position(|f| f.name == name)
+            .map(|i| FieldId(i as u16))
+    }
+
+    /// The definition of a field.
+    ///
+    /// # Panics
+    /// When `id` is not from this schema.
+    pub fn def(&self, id: FieldId) -> &FieldDef {
+        &self.fields[id.0 as usize]
+    }
+
+    /// The definition of a field, or `None` when `id` is out of range.
+    pub fn get(&self, id: FieldId) -> Option<&FieldDef> {
+        self.fields.get(id.0 as usize)
+    }
+
+    /// All fields in id order.
+    pub fn fields(&self) -> &[FieldDef] {
+        &self.fields
+    }
+
+    /// Iterates `(id, def)` pairs.
+    pub fn iter(&self) -> impl Iterator<Item = (FieldId, &FieldDef)> {
+        self.fields
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (FieldId(i as u16), f))
+    }
+
+    /// Parses the JSON form
+    /// `{"fields":[{"name":"id","type":"i64","stored":true,"indexed":true}, ...]}`.
+    pub fn from_json(text: &str) -> Result<Schema> {
+        let v: serde_json::Value = serde_json::from_str(text)
+            .map_err(|e| Error::Schema(format!("schema is not valid JSON: {e}")))?;
+        let fields = v
+            .get("fields")
+            .and_then(|f| f.as_array())
+            .ok_or_else(|| Error::Schema("schema needs a \"fields\" array".into()))?;
+        let mut schema = Schema::new();
+        for (i, f) in fields.iter().enumerate() {
+            let obj = f
+                .as_object()
+                .ok_or_else(|| Error::Schema(format!("field #{i} is not an object")))?;
+            for key in obj.keys() {
+                if !matches!(
+                    key.as_str(),
+                    "name" | "type" | "stored" | "indexed" | "sortable"
+                ) {
+                    return Err(Error::Schema(format!("field #{i}: unknown key {key:?}")));
+                }
+            }
+            let name = obj
+                .get("name")
+                .and_then(|n| n.as_str())
+                .ok_or_else(|| Error::Schema(format!("field #{i} needs a string \"name\"")))?;
+            let ty_name = obj
+                .get("type")
+                .and_then(|n| n.as_str())
+                .ok_or_else(|| Error::Schema(format!("field {name:?} needs a string \"type\"")))?;
+            let ty = FieldType::from_name(ty_name).ok_or_else(|| {
+                Error::Schema(format!(
+                    "field {name:?}: unknown type {ty_name:?} (text, string, i64 or f64)"
+                ))
+            })?;
+            let flag = |key: &str| -> Result<bool> {
+                match obj.get(key) {
+                    None => Ok(false),
+                    Some(serde_json::Value::Bool(b)) => Ok(*b),
+                    Some(_) => Err(Error::Schema(format!(
+                        "field {name:?}: \"{key}\" must be true or false"
+                    ))),
+                }
+            };
+            let flags = FieldFlags {
+                stored: flag("stored")?,
+                indexed: flag("indexed")?,
+                sortable: flag("sortable")?,
+            };
+            schema.add_field(name, ty, flags)?;
+        }
+        Ok(schema)
+    }
+
+    /// The JSON form read by [`Schema::from_json`].
+    pub fn to_json(&self) -> String {
+        let fields: Vec<serde_json::Value> = self
+            .fields
+            .iter()
+            .map(|f| {
+                serde_json::json!({
+                    "name": f.name,
+                    "type": f.ty.name(),
+                    "stored": f.flags.stored,
+                    "indexed": f.flags.indexed,
+                    "sortable": f.flags.sortable,
+                })
+            })
+            .collect();
+        serde_json::json!({ "fields": fields }).to_string()
+    }
+}

@@ -1,0 +1,393 @@
+//! The searcher: one committed snapshot, shared by any number of threads.
+
+use std::cmp::Ordering;
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::collect::TopDocs;
+use crate::document::Value;
+use crate::error::{Error, Result};
+use crate::query::plan::{self, Node};
+use crate::query::{daat, exhaustive, Query};
+use crate::read::{LiveSegment, Snapshot};
+use crate::schema::{FieldId, Schema};
+
+/// Which execution path answers a search.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExecMode {
+    /// The fastest path that applies (today: document-at-a-time).
+    Auto,
+    /// The exhaustive oracle: evaluate every matching document.
+    Exhaustive,
+    /// Document-at-a-time iterators.
+    Daat,
+}
+
+impl ExecMode {
+    /// Parses `auto`, `exhaustive` or `daat`.
+    pub fn from_name(s: &str) -> Option<ExecMode> {
+        Some(match s {
+            "auto" => ExecMode::Auto,
+            "exhaustive" => ExecMode::Exhaustive,
+            "daat" => ExecMode::Daat,
+            _ => return None,
+        })
+    }
+}
+
+/// Options of a searcher: the execution-path switches.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SearchOptions {
+    /// The execution path.
+    pub exec: ExecMode,
+}
+
+impl Default for SearchOptions {
+    fn default() -> Self {
+        SearchOptions {
+            exec: ExecMode::Auto,
+        }
+    }
+}
+
+impl SearchOptions {
+    /// Defaults overridden by the environment: `QUARRY_EXEC=auto|exhaustive|daat`.
+    /// An unrecognised value is ignored (the default stays).
+    pub fn from_env() -> SearchOptions {
+        let mut o = SearchOptions::default();
+        if let Some(m) = std::env::var("QUARRY_EXEC").ok().as_deref().and_then(ExecMode::from_name) {
+            o.exec = m;
+        }
+        o
+    }
+}
+
+/// What a sort rule compares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SortKey {
+    /// The BM25 score.
+    Score,
+    /// The document number.
+    Doc,
+    /// A sortable field's value. Documents without a value sort after all
+    /// documents with one, in both directions.
+    Field(FieldId),
+}
+
+/// One rule of a sort specification.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SortRule {
+    /// What to compare.
+    pub key: SortKey,
+    /// Larger first.
+    pub descending: bool,
+}
+
+/// An ordered list of rules; ties after the last rule go to the lower doc number.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SortSpec {
+    /// The rules, most significant first.
+    pub rules: Vec<SortRule>,
+}
+
+impl SortSpec {
+    /// An empty spec (add rules with [`SortSpec::push`]).
+    pub fn new() -> SortSpec {
+        SortSpec::default()
+    }
+
+    /// Appends a rule.
+    pub fn push(&mut self, key: SortKey, descending: bool) -> &mut Self {
+        self.rules.push(SortRule { key, descending });
+        self
+    }
+
+    /// Whether this is the default order: score descending, then doc ascending.
+    pub fn is_score_order(&self) -> bool {
+        matches!(
+            self.rules.as_slice(),
+            [] | [SortRule { key: SortKey::Score, descending: true }]
+                | [
+                    SortRule { key: SortKey::Score, descending: true },
+                    SortRule { key: SortKey::Doc, descending: false },
+                    ..
+                ]
+        )
+    }
+}
+
+/// What to return.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SearchRequest {
+    /// Hits to skip (paging).
+    pub offset: usize,
+    /// Hits to return at most.
+    pub limit: usize,
+    /// The order; `None` is score descending, doc ascending.
+    pub sort: Option<SortSpec>,
+}
+
+impl SearchRequest {
+    /// The best `limit` hits by score.
+    pub fn top(limit: usize) -> SearchRequest {
+        SearchRequest {
+            offset: 0,
+            limit,
+            sort: None,
+        }
+    }
+}
+
+/// One result.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Hit {
+    /// Document number within the searcher's snapshot.
+    pub doc: u64,
+    /// BM25 score (0 for documents matched only by filters).
+    pub score: f32,
+    /// One value per sort rule (empty without a sort spec): the score as
+    /// `F64`, the doc number as `I64`, or the field's value (`None` when the
+    /// document has none). Hits from several searchers merge by these.
+    pub sort_values: Vec<Option<Value>>,
+}
+
+/// The results of a search.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Hits {
+    /// The hits of the requested page, in order.
+    pub hits: Vec<Hit>,
+    /// How many documents matched.
+    pub total_hits: u64,
+    /// Whether `total_hits` is exact (otherwise a lower bound).
+    pub total_is_exact: bool,
+}
+
+/// A searcher over one committed snapshot. `Send + Sync`: share it between
+/// threads freely. [`Searcher::reopen`] gives a new searcher on the newest
+/// commit without disturbing searches running on this one.
+#[derive(Clone, Debug)]
+pub struct Searcher {
+    snap: Arc<Snapshot>,
+    options: SearchOptions,
+}
+
+impl Searcher {
+    /// Opens the newest commit of the index at `dir`, with options from the
+    /// environment ([`SearchOptions::from_env`]).
+    pub fn open(dir: impl AsRef<Path>) -> Result<Searcher> {
+        let snap = Snapshot::open(dir.as_ref())?;
+        Self::check_size(&snap)?;
+        Ok(Searcher {
+            snap: Arc::new(snap),
+            options: SearchOptions::from_env(),
+        })
+    }
+
+    fn check_size(snap: &Snapshot) -> Result<()> {
+        if snap.max_doc() > u64::from(u32::MAX - 1) {
+            return Err(Error::Unsupported(
+                "snapshots of more than 2^32 - 2 documents".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// A searcher on the newest commit, sharing unchanged segments with this one.
+    pub fn reopen(&self) -> Result<Searcher> {
+        let snap = Snapshot::open_reusing(self.snap.dir(), Some(&self.snap))?;
+        Self::check_size(&snap)?;
+        Ok(Searcher {
+            snap: Arc::new(snap),
+            options: self.options.clone(),
+        })
+    }
+
+    /// This searcher with other options.
+    pub fn with_options(mut self, options: SearchOptions) -> Searcher {
+        self.options = options;
+        self
+    }
+
+    /// The options in force.
+    pub fn options(&self) -> &SearchOptions {
+        &self.options
+    }
+
+    /// The snapshot searched.
+    pub fn snapshot(&self) -> &Snapshot {
+        &self.snap
+    }
+
+    /// The index's schema.
+    pub fn schema(&self) -> &Schema {
+        &self.snap.manifest().schema
+    }
+
+    /// The commit generation searched.
+    pub fn generation(&self) -> u64 {
+        self.snap.manifest().generation
+    }
+
+    /// Live documents.
+    pub fn num_docs(&self) -> u64 {
+        self.snap.num_docs()
+    }
+
+    /// One past the largest document number.
+    pub fn max_doc(&self) -> u64 {
+        self.snap.max_doc()
+    }
+
+    /// The stored values of document `doc`.
+    pub fn stored(&self, doc: u64) -> Result<Vec<(FieldId, Value)>> {
+        let (seg, local) = self
+            .snap
+            .locate(doc)
+            .ok_or_else(|| Error::InvalidArgument(format!("document {doc} out of range")))?;
+        seg.reader.stored(local)
+    }
+
+    /// Runs `query`.
+    pub fn search(&self, query: &Query, req: &SearchRequest) -> Result<Hits> {
+        let node = plan::compile(query, &self.snap)?;
+        if let Some(spec) = req.sort.as_ref().filter(|s| !s.is_score_order()) {
+            return self.search_sorted(&node, req, spec);
+        }
+        let want = req.offset.saturating_add(req.limit);
+        let mut top = TopDocs::new(want.min(self.snap.max_doc() as usize));
+        let mut total = 0u64;
+        match self.options.exec {
+            ExecMode::Exhaustive => {
+                for seg in self.snap.segments() {
+                    for (doc, score) in exhaustive::evaluate(&node, seg)? {
+                        if !seg.is_deleted(doc) {
+                            total += 1;
+                            top.offer(score, (seg.base + u64::from(doc)) as u32);
+                        }
+                    }
+                }
+            }
+            ExecMode::Auto | ExecMode::Daat => {
+                for seg in self.snap.segments() {
+                    let base = seg.base as u32;
+                    daat::for_each_match(&node, seg, |doc, s| {
+                        total += 1;
+                        top.offer(s.score(), base + doc);
+                    })?;
+                }
+            }
+        }
+        let with_values = req.sort.is_some();
+        let hits = top
+            .into_sorted()
+            .into_iter()
+            .skip(req.offset)
+            .map(|(score, doc)| Hit {
+                doc: u64::from(doc),
+                score,
+                sort_values: if with_values {
+                    req.sort.as_ref().expect("sort").rules.iter().map(|r| match r.key {
+                        SortKey::Score => Some(Value::F64(f64::from(score))),
+                        SortKey::Doc => Some(Value::I64(i64::from(doc))),
+                        SortKey::Field(_) => None,
+                    }).collect()
+                } else {
+                    Vec::new()
+                },
+            })
+            .collect();
+        Ok(Hits {
+            hits,
+            total_hits: total,
+            total_is_exact: true,
+        })
+    }
+
+    /// Sorted search by a general spec: every match is collected with its
+    /// sort values, then sorted. (The ord-array SortCollector replaces this.)
+    fn search_sorted(&self, node: &Node, req: &SearchRequest, spec: &SortSpec) -> Result<Hits> {
+        for r in &spec.rules {
+            if let SortKey::Field(f) = r.key {
+                let def = self
+                    .schema()
+                    .get(f)
+                    .ok_or_else(|| Error::Schema(format!("field id {} is not in the schema", f.0)))?;
+                if !def.flags.sortable {
+                    return Err(Error::Schema(format!("field {:?} is not sortable", def.name)));
+                }
+            }
+        }
+        let mut all: Vec<Hit> = Vec::new();
+        for seg in self.snap.segments() {
+            let mut push = |doc: u32, score: f32| {
+                let global = seg.base + u64::from(doc);
+                all.push(Hit {
+                    doc: global,
+                    score,
+                    sort_values: sort_values(spec, seg, doc, global, score),
+                });
+            };
+            match self.options.exec {
+                ExecMode::Exhaustive => {
+                    for (doc, score) in exhaustive::evaluate(node, seg)? {
+                        if !seg.is_deleted(doc) {
+                            push(doc, score);
+                        }
+                    }
+                }
+                ExecMode::Auto | ExecMode::Daat => {
+                    daat::for_each_match(node, seg, |doc, s| push(doc, s.score()))?;
+                }
+            }
+        }
+        let total = all.len() as u64;
+        all.sort_by(|a, b| compare_hits(spec, a, b));
+        let hits = all.into_iter().skip(req.offset).take(req.limit).collect();
+        Ok(Hits {
+            hits,
+            total_hits: total,
+            total_is_exact: true,
+        })
+    }
+}
+
+fn sort_values(spec: &SortSpec, seg: &LiveSegment, doc: u32, global: u64, score: f32) -> Vec<Option<Value>> {
+    spec.rules
+        .iter()
+        .map(|r| match r.key {
+            SortKey::Score => Some(Value::F64(f64::from(score))),
+            SortKey::Doc => Some(Value::I64(global as i64)),
+            SortKey::Field(f) => {
+                let col = seg.reader.sort_column(f)?;
+                let o = col.ord(doc);
+                (o != col.missing()).then(|| col.value(o))
+            }
+        })
+        .collect()
+}
+
+/// Compares two values of one sort rule; `None` (missing) sorts last in both directions.
+pub fn compare_values(a: &Option<Value>, b: &Option<Value>, descending: bool) -> Ordering {
+    let ord = match (a, b) {
+        (None, None) => return Ordering::Equal,
+        (None, Some(_)) => return Ordering::Greater,
+        (Some(_), None) => return Ordering::Less,
+        (Some(x), Some(y)) => match (x, y) {
+            (Value::I64(x), Value::I64(y)) => x.cmp(y),
+            (Value::F64(x), Value::F64(y)) => x.total_cmp(y),
+            (Value::Str(x), Value::Str(y)) => x.as_bytes().cmp(y.as_bytes()),
+            _ => Ordering::Equal,
+        },
+    };
+    if descending { ord.reverse() } else { ord }
+}
+
+fn compare_hits(spec: &SortSpec, a: &Hit, b: &Hit) -> Ordering {
+    for (i, r) in spec.rules.iter().enumerate() {
+        let o = compare_values(&a.sort_values[i], &b.sort_values[i], r.descending);
+        if o != Ordering::Equal {
+            return o;
+        }
+    }
+    a.doc.cmp(&b.doc)
+}

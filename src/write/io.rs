@@ -1,0 +1,101 @@
+//! File-system steps of the writer, each one a point where a failure can be
+//! injected. Tests use [`IoHooks::fail_at`] to stop a commit at every step in
+//! turn (as a crash or a full disk would) and check that the index still
+//! opens as the previous commit or the new one.
+
+use std::fs::{File, OpenOptions};
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::error::{Error, Result};
+
+/// Counts file-system steps and fails the one chosen for a test.
+#[derive(Debug, Default)]
+pub struct IoHooks {
+    steps: AtomicU64,
+    fail_at: Option<u64>,
+}
+
+impl IoHooks {
+    /// Hooks that never fail.
+    pub fn new() -> IoHooks {
+        IoHooks::default()
+    }
+
+    /// Hooks whose step number `n` (from 0) and every later step fail with
+    /// an injected "no space left on device" error.
+    pub fn fail_at(n: u64) -> IoHooks {
+        IoHooks {
+            steps: AtomicU64::new(0),
+            fail_at: Some(n),
+        }
+    }
+
+    /// Steps taken so far.
+    pub fn steps(&self) -> u64 {
+        self.steps.load(Ordering::Relaxed)
+    }
+
+    fn step(&self, path: &Path) -> Result<()> {
+        let n = self.steps.fetch_add(1, Ordering::Relaxed);
+        match self.fail_at {
+            Some(f) if n >= f => Err(Error::io(
+                path,
+                std::io::Error::from_raw_os_error(libc::ENOSPC),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// A point in the middle of writing a file.
+    pub(crate) fn check_write(&self, path: &Path) -> Result<()> {
+        self.step(path)
+    }
+
+    /// Creates a new file for writing; fails if it exists.
+    pub(crate) fn create_new(&self, path: &Path) -> Result<File> {
+        self.step(path)?;
+        OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)
+            .map_err(|e| Error::io(path, e))
+    }
+
+    /// Writes a whole small file and fsyncs it.
+    pub(crate) fn write_file(&self, path: &Path, bytes: &[u8]) -> Result<()> {
+        use std::io::Write;
+        let mut f = self.create_new(path)?;
+        self.step(path)?;
+        f.write_all(bytes).map_err(|e| Error::io(path, e))?;
+        self.sync(path, &f)
+    }
+
+    /// fsyncs a file.
+    pub(crate) fn sync(&self, path: &Path, file: &File) -> Result<()> {
+        self.step(path)?;
+        file.sync_all().map_err(|e| Error::io(path, e))
+    }
+
+    /// Atomically renames `from` to `to`.
+    pub(crate) fn rename(&self, from: &Path, to: &Path) -> Result<()> {
+        self.step(to)?;
+        std::fs::rename(from, to).map_err(|e| Error::io(to, e))
+    }
+
+    /// fsyncs a directory so that renames and creations in it are durable.
+    pub(crate) fn sync_dir(&self, dir: &Path) -> Result<()> {
+        self.step(dir)?;
+        let f = File::open(dir).map_err(|e| Error::io(dir, e))?;
+        f.sync_all().map_err(|e| Error::io(dir, e))
+    }
+
+    /// Removes a file; a file already gone is not an error.
+    pub(crate) fn remove(&self, path: &Path) -> Result<()> {
+        self.step(path)?;
+        match std::fs::remove_file(path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::io(path, e)),
+            _ => Ok(()),
+        }
+    }
+}

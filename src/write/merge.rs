@@ -1,0 +1,165 @@
+//! Merging segments into one: the sources' live documents, renumbered in
+//! order, written through the same [`SegmentWriter`] a flush uses.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::document::Value;
+use crate::error::Result;
+use crate::read::SegmentReader;
+use crate::schema::{FieldId, FieldType, Schema};
+use crate::write::io::IoHooks;
+use crate::write::segment_writer::{SegmentParts, SegmentWriter, SortValues};
+
+/// A segment to merge: its reader and its deleted-document bits.
+pub(crate) struct MergeSource {
+    pub reader: Arc<SegmentReader>,
+    pub deletes: Option<Arc<Vec<u64>>>,
+}
+
+impl MergeSource {
+    fn is_deleted(&self, doc: u32) -> bool {
+        self.deletes
+            .as_ref()
+            .is_some_and(|b| b[(doc >> 6) as usize] & (1 << (doc & 63)) != 0)
+    }
+}
+
+/// Writes the merge of `sources` to `path`; returns (documents, file length).
+pub(crate) fn merge_segments(
+    schema: &Schema,
+    sources: &[MergeSource],
+    path: &Path,
+    io: &IoHooks,
+) -> Result<(u32, u64)> {
+    // Old doc -> new doc per source (u32::MAX for deleted documents).
+    let mut maps = Vec::with_capacity(sources.len());
+    let mut next = 0u32;
+    for s in sources {
+        let map: Vec<u32> = (0..s.reader.doc_count())
+            .map(|d| {
+                if s.is_deleted(d) {
+                    u32::MAX
+                } else {
+                    next += 1;
+                    next - 1
+                }
+            })
+            .collect();
+        maps.push(map);
+    }
+    let doc_count = next;
+
+    let mut norms: Vec<(FieldId, Vec<u8>)> = Vec::new();
+    let mut sort: Vec<(FieldId, SortValues)> = Vec::new();
+    for (fid, def) in schema.iter() {
+        if def.ty == FieldType::Text {
+            let mut n = Vec::with_capacity(doc_count as usize);
+            for (s, map) in sources.iter().zip(&maps) {
+                let src = s.reader.norms(fid).expect("text fields have norms");
+                n.extend(src.iter().zip(map).filter(|(_, m)| **m != u32::MAX).map(|(b, _)| *b));
+            }
+            norms.push((fid, n));
+        }
+        if def.flags.sortable {
+            let mut col = SortValues::new(def.ty);
+            for (s, map) in sources.iter().zip(&maps) {
+                let c = s.reader.sort_column(fid).expect("sortable fields have ord arrays");
+                let missing = c.missing();
+                for d in 0..s.reader.doc_count() {
+                    if map[d as usize] == u32::MAX {
+                        continue;
+                    }
+                    let o = c.ord(d);
+                    let v = (o != missing).then(|| c.value(o));
+                    match (&mut col, v) {
+                        (SortValues::I64(x), v) => x.push(v.and_then(|v| v.as_i64())),
+                        (SortValues::F64(x), v) => x.push(v.and_then(|v| v.as_f64())),
+                        (SortValues::Str(x), v) => x.push(v.and_then(|v| match v {
+                            Value::Str(s) => Some(s),
+                            _ => None,
+                        })),
+                    }
+                }
+            }
+            sort.push((fid, col));
+        }
+    }
+
+    let mut stored_offsets = vec![0u64];
+    let mut stored_blob = Vec::new();
+    for (s, map) in sources.iter().zip(&maps) {
+        for d in 0..s.reader.doc_count() {
+            if map[d as usize] != u32::MAX {
+                stored_blob.extend_from_slice(s.reader.stored_bytes(d)?);
+                stored_offsets.push(stored_blob.len() as u64);
+            }
+        }
+    }
+
+    let mut w = SegmentWriter::create(path, schema, doc_count, io)?;
+    let mut total_tokens = vec![0u64; schema.fields().len()];
+    let mut docs = Vec::new();
+    let mut tfs = Vec::new();
+    let mut src_docs = Vec::new();
+    let mut src_tfs = Vec::new();
+    for (fid, def) in schema.iter() {
+        if !def.is_indexed() {
+            continue;
+        }
+        let field_norms = norms.iter().find(|(f, _)| *f == fid).map(|(_, n)| n.as_slice());
+        // Every (key, source, term) of the field, in key order then source order.
+        let mut all = Vec::new();
+        for (si, s) in sources.iter().enumerate() {
+            for i in 0..s.reader.num_terms(fid) {
+                let (key, info) = s.reader.term_at(fid, i)?;
+                all.push((key, si, info));
+            }
+        }
+        all.sort_by(|a, b| a.0.cmp(b.0).then(a.1.cmp(&b.1)));
+        let mut i = 0;
+        while i < all.len() {
+            let key = all[i].0;
+            docs.clear();
+            tfs.clear();
+            while i < all.len() && all[i].0 == key {
+                let (_, si, info) = all[i];
+                let reader = &sources[si].reader;
+                src_docs.clear();
+                src_tfs.clear();
+                reader
+                    .postings(&info)?
+                    .decode_all(&mut src_docs, &mut src_tfs)
+                    .map_err(|e| reader.bad(e))?;
+                for (&d, &tf) in src_docs.iter().zip(&src_tfs) {
+                    let nd = maps[si][d as usize];
+                    if nd != u32::MAX {
+                        docs.push(nd);
+                        tfs.push(tf);
+                    }
+                }
+                i += 1;
+            }
+            if !docs.is_empty() {
+                if def.ty == FieldType::Text {
+                    total_tokens[fid.0 as usize] += tfs.iter().map(|&t| u64::from(t)).sum::<u64>();
+                }
+                w.add_term(fid, key, &docs, &tfs, field_norms, io)?;
+            }
+        }
+    }
+    let norm_refs: Vec<(FieldId, &[u8])> = norms.iter().map(|(f, n)| (*f, n.as_slice())).collect();
+    let sort_refs: Vec<(FieldId, &SortValues)> = sort.iter().map(|(f, s)| (*f, s)).collect();
+    let len = w.finish(
+        &SegmentParts {
+            doc_count,
+            total_tokens: &total_tokens,
+            norms: &norm_refs,
+            stored_offsets: &stored_offsets,
+            stored_blob: &stored_blob,
+            sort: &sort_refs,
+        },
+        io,
+    )?;
+    Ok((doc_count, len))
+}

@@ -1,0 +1,521 @@
+//! Writing: buffering documents, flushing segments, committing, deleting
+//! and merging.
+//!
+//! A commit is crash-safe: new segment and tombstone files are written and
+//! fsynced first, then the manifest of the new generation is written to a
+//! temporary name, fsynced, renamed into place, and the directory fsynced.
+//! A crash at any point leaves either the previous manifest or the new one
+//! as the newest complete manifest, and readers never see a mix.
+
+mod buffer;
+pub mod io;
+mod merge;
+mod segment_writer;
+
+use std::collections::{HashMap, HashSet};
+use std::fs::{File, OpenOptions};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::document::{Document, Value};
+use crate::error::{Error, Result};
+use crate::format::manifest::{self, Manifest, SegmentEntry};
+use crate::format::segment::i64_key;
+use crate::read::{latest_manifest, SegmentReader};
+use crate::schema::{FieldId, FieldType, Schema};
+use buffer::SegmentBuffer;
+pub use io::IoHooks;
+use merge::{merge_segments, MergeSource};
+
+/// Options of an [`IndexWriter`].
+#[derive(Clone, Debug)]
+pub struct WriterConfig {
+    /// Flush a segment when the buffered documents take about this many bytes.
+    pub memory_budget: usize,
+    /// Also flush after this many documents (none: only the memory budget).
+    pub max_docs_per_segment: Option<u32>,
+    /// Merge policy: when this many segments of the same size class exist
+    /// after a commit, merge them into one (0 or 1 turns automatic merging off).
+    pub merge_factor: usize,
+    /// File-system hooks (tests inject failures through them).
+    #[doc(hidden)]
+    pub io: Arc<IoHooks>,
+}
+
+impl Default for WriterConfig {
+    fn default() -> Self {
+        WriterConfig {
+            memory_budget: 256 << 20,
+            max_docs_per_segment: None,
+            merge_factor: 10,
+            io: Arc::new(IoHooks::new()),
+        }
+    }
+}
+
+/// A segment written by this writer but not committed yet.
+struct PendingSegment {
+    entry: SegmentEntry,
+    /// Ordinal (among documents added by this writer) of its first document.
+    first_seq: u64,
+}
+
+struct PendingDelete {
+    field: FieldId,
+    key: Vec<u8>,
+    /// Documents added by this writer before the delete (only they are hit).
+    seq: u64,
+}
+
+/// The one writer of an index. Holds the index's lock until dropped;
+/// dropping it discards uncommitted work.
+///
+/// Thread safety: use from one thread at a time (it is `Send`).
+pub struct IndexWriter {
+    dir: PathBuf,
+    schema: Schema,
+    config: WriterConfig,
+    _lock: File,
+    base: Manifest,
+    buffer: SegmentBuffer,
+    pending: Vec<PendingSegment>,
+    deletes: Vec<PendingDelete>,
+    seq: u64,
+    next_segment_id: u64,
+    readers: HashMap<u64, Arc<SegmentReader>>,
+}
+
+fn acquire_lock(dir: &Path) -> Result<File> {
+    use std::os::fd::AsRawFd;
+    let path = dir.join(manifest::LOCK_FILE);
+    let f = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| Error::io(&path, e))?;
+    // SAFETY: `f` is an open file, so its descriptor is valid for the call;
+    // flock has no memory-safety preconditions beyond that.
+    let rc = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    if rc != 0 {
+        let err = std::io::Error::last_os_error();
+        return if err.raw_os_error() == Some(libc::EWOULDBLOCK) {
+            Err(Error::Locked(dir.to_owned()))
+        } else {
+            Err(Error::io(&path, err))
+        };
+    }
+    // The lock is an flock on LOCK, released by the kernel when the holder's
+    // descriptor closes, so a lock file left by a dead process is stale by
+    // construction and is simply taken over. The pid is for humans only.
+    let _ = f.set_len(0);
+    let _ = std::io::Write::write_all(&mut &f, format!("{}\n", std::process::id()).as_bytes());
+    Ok(f)
+}
+
+impl IndexWriter {
+    /// Creates a new index at `dir` (creating the directory if needed).
+    ///
+    /// Errors: [`Error::IndexExists`] when `dir` already holds an index,
+    /// [`Error::Locked`] when another writer holds it, I/O errors.
+    pub fn create(dir: impl AsRef<Path>, schema: &Schema, config: WriterConfig) -> Result<IndexWriter> {
+        let dir = dir.as_ref();
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        let lock = acquire_lock(dir)?;
+        if latest_manifest(dir)?.is_some() {
+            return Err(Error::IndexExists(dir.to_owned()));
+        }
+        if schema.fields().is_empty() {
+            return Err(Error::Schema("a schema needs at least one field".into()));
+        }
+        let base = Manifest {
+            generation: 0,
+            next_segment_id: 1,
+            schema: schema.clone(),
+            segments: Vec::new(),
+        };
+        let mut w = Self::with_base(dir, lock, base, config);
+        w.commit()?;
+        Ok(w)
+    }
+
+    /// Opens the existing index at `dir` for writing.
+    pub fn open(dir: impl AsRef<Path>, config: WriterConfig) -> Result<IndexWriter> {
+        let dir = dir.as_ref();
+        if !dir.is_dir() {
+            return Err(Error::NoIndex(dir.to_owned()));
+        }
+        let lock = acquire_lock(dir)?;
+        let (_, base) = latest_manifest(dir)?.ok_or_else(|| Error::NoIndex(dir.to_owned()))?;
+        Ok(Self::with_base(dir, lock, base, config))
+    }
+
+    /// Opens the index at `dir`, creating it with `schema` when absent.
+    /// With an existing index, `schema` (if given) must equal the index's.
+    pub fn open_or_create(
+        dir: impl AsRef<Path>,
+        schema: Option<&Schema>,
+        config: WriterConfig,
+    ) -> Result<IndexWriter> {
+        let dir = dir.as_ref();
+        let exists = dir.is_dir() && latest_manifest(dir)?.is_some();
+        if exists {
+            let w = Self::open(dir, config)?;
+            if let Some(s) = schema {
+                if s != &w.schema {
+                    return Err(Error::Schema(format!(
+                        "the schema given differs from the schema of the index at {}",
+                        dir.display()
+                    )));
+                }
+            }
+            Ok(w)
+        } else {
+            let schema = schema.ok_or_else(|| Error::NoIndex(dir.to_owned()))?;
+            Self::create(dir, schema, config)
+        }
+    }
+
+    fn with_base(dir: &Path, lock: File, base: Manifest, config: WriterConfig) -> IndexWriter {
+        IndexWriter {
+            dir: dir.to_owned(),
+            schema: base.schema.clone(),
+            buffer: SegmentBuffer::new(&base.schema),
+            next_segment_id: base.next_segment_id,
+            base,
+            config,
+            _lock: lock,
+            pending: Vec::new(),
+            deletes: Vec::new(),
+            seq: 0,
+            readers: HashMap::new(),
+        }
+    }
+
+    /// The index's schema.
+    pub fn schema(&self) -> &Schema {
+        &self.schema
+    }
+
+    /// The index directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Generation of the last commit.
+    pub fn generation(&self) -> u64 {
+        self.base.generation
+    }
+
+    /// Adds a document. It becomes searchable at the next commit.
+    ///
+    /// Errors: [`Error::Schema`] when a value does not fit its field (the
+    /// document is then not added); I/O errors from a flush (the buffered
+    /// documents are kept, so a later commit can retry).
+    pub fn add_document(&mut self, doc: &Document) -> Result<()> {
+        self.buffer.validate(&self.schema, doc)?;
+        self.buffer.add(&self.schema, doc);
+        self.seq += 1;
+        let full = self.buffer.approx_bytes() >= self.config.memory_budget
+            || self
+                .config
+                .max_docs_per_segment
+                .is_some_and(|n| self.buffer.doc_count() >= n.max(1));
+        if full {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Deletes every document whose `field` holds exactly `value`: documents
+    /// already committed and documents added before this call. `field` must
+    /// be an indexed `string` or `i64` field. Takes effect at the next commit.
+    pub fn delete_term(&mut self, field: FieldId, value: &Value) -> Result<()> {
+        let def = self
+            .schema
+            .get(field)
+            .ok_or_else(|| Error::Schema(format!("field id {} is not in the schema", field.0)))?;
+        let key = match (def.ty, value, def.flags.indexed) {
+            (FieldType::String, Value::Str(s), true) => s.as_bytes().to_vec(),
+            (FieldType::I64, Value::I64(v), true) => i64_key(*v).to_vec(),
+            _ => {
+                return Err(Error::Schema(format!(
+                    "delete by term needs an indexed string or i64 field and a value of its type; {:?} is {}{}",
+                    def.name,
+                    if def.flags.indexed { "" } else { "unindexed " },
+                    def.ty.name()
+                )));
+            }
+        };
+        self.deletes.push(PendingDelete {
+            field,
+            key,
+            seq: self.seq,
+        });
+        Ok(())
+    }
+
+    /// Writes the buffered documents as a segment (not yet committed).
+    fn flush(&mut self) -> Result<()> {
+        if self.buffer.doc_count() == 0 {
+            return Ok(());
+        }
+        let id = self.next_segment_id;
+        let path = self.dir.join(manifest::segment_name(id));
+        match self.buffer.write_segment(&self.schema, &path, &self.config.io) {
+            Ok(file_len) => {
+                self.next_segment_id += 1;
+                let doc_count = self.buffer.doc_count();
+                self.pending.push(PendingSegment {
+                    entry: SegmentEntry {
+                        id,
+                        doc_count,
+                        del_count: 0,
+                        del_gen: 0,
+                        file_len,
+                    },
+                    first_seq: self.seq - u64::from(doc_count),
+                });
+                self.buffer = SegmentBuffer::new(&self.schema);
+                Ok(())
+            }
+            Err(e) => {
+                // Nothing references the partial file; remove it, keep the buffer.
+                let _ = std::fs::remove_file(&path);
+                Err(e)
+            }
+        }
+    }
+
+    fn reader(&mut self, entry: &SegmentEntry) -> Result<Arc<SegmentReader>> {
+        if let Some(r) = self.readers.get(&entry.id) {
+            return Ok(r.clone());
+        }
+        let path = self.dir.join(manifest::segment_name(entry.id));
+        let r = Arc::new(SegmentReader::open(&path, &self.schema)?);
+        self.readers.insert(entry.id, r.clone());
+        Ok(r)
+    }
+
+    fn load_deletes(&self, entry: &SegmentEntry) -> Result<Vec<u64>> {
+        let words = (entry.doc_count as usize).div_ceil(64);
+        if entry.del_gen == 0 {
+            return Ok(vec![0; words]);
+        }
+        let path = self.dir.join(manifest::tombstone_name(entry.id, entry.del_gen));
+        let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
+        Ok(manifest::decode_tombstones(&path, &bytes, entry.doc_count)?.0)
+    }
+
+    /// Makes everything added and deleted so far durable and visible to
+    /// searchers opened (or reopened) afterwards. Returns the new generation.
+    ///
+    /// On error the previous commit stays the index; the writer keeps its
+    /// uncommitted work, so the commit can be retried.
+    pub fn commit(&mut self) -> Result<u64> {
+        self.flush()?;
+        let new_gen = self.base.generation + 1;
+        let io = self.config.io.clone();
+
+        // Segments of the new manifest: the committed ones, then the new ones.
+        let mut entries: Vec<(SegmentEntry, Option<u64>)> = self
+            .base
+            .segments
+            .iter()
+            .map(|e| (e.clone(), None))
+            .chain(self.pending.iter().map(|p| (p.entry.clone(), Some(p.first_seq))))
+            .collect();
+        let mut written = Vec::new();
+        if !self.deletes.is_empty() {
+            for (entry, first_seq) in entries.iter_mut() {
+                let reader = self.reader(entry)?;
+                let mut bits = self.load_deletes(entry)?;
+                let mut changed = false;
+                let (mut docs, mut tfs) = (Vec::new(), Vec::new());
+                for d in &self.deletes {
+                    let Some(info) = reader.term(d.field, &d.key)? else { continue };
+                    docs.clear();
+                    tfs.clear();
+                    reader
+                        .postings(&info)?
+                        .decode_all(&mut docs, &mut tfs)
+                        .map_err(|e| reader.bad(e))?;
+                    for &doc in &docs {
+                        if let Some(s) = *first_seq {
+                            if s + u64::from(doc) >= d.seq {
+                                break;
+                            }
+                        }
+                        let w = &mut bits[(doc >> 6) as usize];
+                        changed |= *w & (1 << (doc & 63)) == 0;
+                        *w |= 1 << (doc & 63);
+                    }
+                }
+                if changed {
+                    let path = self.dir.join(manifest::tombstone_name(entry.id, new_gen));
+                    io.remove(&path)?;
+                    io.write_file(&path, &manifest::encode_tombstones(&bits, entry.doc_count))?;
+                    written.push(path);
+                    entry.del_gen = new_gen;
+                    entry.del_count = bits.iter().map(|w| w.count_ones()).sum();
+                }
+            }
+        }
+        let manifest = Manifest {
+            generation: new_gen,
+            next_segment_id: self.next_segment_id,
+            schema: self.schema.clone(),
+            segments: entries
+                .into_iter()
+                .map(|(e, _)| e)
+                .filter(|e| e.del_count < e.doc_count)
+                .collect(),
+        };
+        self.publish(manifest)?;
+        self.maybe_merge()?;
+        Ok(self.base.generation)
+    }
+
+    /// Writes, fsyncs and renames the manifest into place; then forgets the
+    /// pending work it covers and removes files no recent manifest needs.
+    fn publish(&mut self, manifest: Manifest) -> Result<()> {
+        let io = self.config.io.clone();
+        let name = manifest::manifest_name(manifest.generation);
+        let tmp = self.dir.join(format!("{name}.tmp"));
+        io.sync_dir(&self.dir)?;
+        io.remove(&tmp)?;
+        io.write_file(&tmp, &manifest.encode())?;
+        io.rename(&tmp, &self.dir.join(&name))?;
+        // The commit is published: from here the writer's state follows it,
+        // even if making the rename durable or cleaning up fails.
+        let previous = std::mem::replace(&mut self.base, manifest);
+        self.pending.clear();
+        self.deletes.clear();
+        self.seq = 0;
+        io.sync_dir(&self.dir)?;
+        self.collect_garbage(&previous);
+        Ok(())
+    }
+
+    /// Removes index files referenced by neither the current nor the
+    /// previous manifest (a reader may still be opening the previous one).
+    fn collect_garbage(&mut self, previous: &Manifest) {
+        let mut keep: HashSet<String> = HashSet::new();
+        for m in [&self.base, previous] {
+            keep.insert(manifest::manifest_name(m.generation));
+            for s in &m.segments {
+                keep.insert(manifest::segment_name(s.id));
+                if s.del_gen != 0 {
+                    keep.insert(manifest::tombstone_name(s.id, s.del_gen));
+                }
+            }
+        }
+        let live: HashSet<u64> = self.base.segments.iter().map(|s| s.id).collect();
+        self.readers.retain(|id, _| live.contains(id));
+        let Ok(rd) = std::fs::read_dir(&self.dir) else { return };
+        for e in rd.flatten() {
+            let name = e.file_name();
+            let Some(name) = name.to_str() else { continue };
+            let ours = name.starts_with("seg-") || name.starts_with("manifest-");
+            if ours && !keep.contains(name) {
+                let _ = self.config.io.remove(&e.path());
+            }
+        }
+    }
+
+    /// Applies the merge policy: while some size class (powers of the merge
+    /// factor, in live documents) holds `merge_factor` segments, merge them.
+    fn maybe_merge(&mut self) -> Result<()> {
+        let f = self.config.merge_factor;
+        if f < 2 {
+            return Ok(());
+        }
+        loop {
+            let level = |live: u32| {
+                let mut l = 0;
+                let mut x = u64::from(live.max(1));
+                while x >= f as u64 {
+                    x /= f as u64;
+                    l += 1;
+                }
+                l
+            };
+            let mut by_level: HashMap<u32, Vec<usize>> = HashMap::new();
+            for (i, s) in self.base.segments.iter().enumerate() {
+                by_level.entry(level(s.doc_count - s.del_count)).or_default().push(i);
+            }
+            let Some(group) = by_level.into_values().filter(|g| g.len() >= f).min_by_key(|g| g[0]) else {
+                return Ok(());
+            };
+            self.merge_group(&group[..f])?;
+        }
+    }
+
+    /// Merges segments until at most `max_segments` remain (at least 1), and
+    /// rewrites a lone segment that has deletions. Commits first.
+    pub fn merge(&mut self, max_segments: usize) -> Result<u64> {
+        let max_segments = max_segments.max(1);
+        self.commit()?;
+        let n = self.base.segments.len();
+        if n > max_segments {
+            // Merge the smallest segments together, keeping doc-number order
+            // among them.
+            let mut order: Vec<usize> = (0..n).collect();
+            order.sort_by_key(|&i| (self.base.segments[i].doc_count - self.base.segments[i].del_count, i));
+            let mut group: Vec<usize> = order[..n - max_segments + 1].to_vec();
+            group.sort_unstable();
+            self.merge_group(&group)?;
+        } else if n == 1 && self.base.segments[0].del_count > 0 {
+            self.merge_group(&[0])?;
+        }
+        Ok(self.base.generation)
+    }
+
+    /// Replaces the segments at `group` (indexes into the current manifest,
+    /// ascending) by their merge, placed where the first of them was.
+    fn merge_group(&mut self, group: &[usize]) -> Result<()> {
+        let mut sources = Vec::with_capacity(group.len());
+        for &i in group {
+            let entry = self.base.segments[i].clone();
+            let reader = self.reader(&entry)?;
+            let deletes = (entry.del_count > 0)
+                .then(|| self.load_deletes(&entry))
+                .transpose()?
+                .map(Arc::new);
+            sources.push(MergeSource { reader, deletes });
+        }
+        let id = self.next_segment_id;
+        let path = self.dir.join(manifest::segment_name(id));
+        let io = self.config.io.clone();
+        let (doc_count, file_len) = match merge_segments(&self.schema, &sources, &path, &io) {
+            Ok(x) => x,
+            Err(e) => {
+                let _ = std::fs::remove_file(&path);
+                return Err(e);
+            }
+        };
+        self.next_segment_id += 1;
+        let mut segments = Vec::new();
+        for (i, s) in self.base.segments.iter().enumerate() {
+            if i == group[0] && doc_count > 0 {
+                segments.push(SegmentEntry {
+                    id,
+                    doc_count,
+                    del_count: 0,
+                    del_gen: 0,
+                    file_len,
+                });
+            }
+            if !group.contains(&i) {
+                segments.push(s.clone());
+            }
+        }
+        let manifest = Manifest {
+            generation: self.base.generation + 1,
+            next_segment_id: self.next_segment_id,
+            schema: self.schema.clone(),
+            segments,
+        };
+        self.publish(manifest)
+    }
+}

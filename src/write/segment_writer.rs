@@ -1,0 +1,300 @@
+//! Writes one segment file. Both a flush of the in-memory buffer and a
+//! merge of existing segments drive this one writer, so there is exactly one
+//! place where a segment's sections are laid out.
+
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::format::ords;
+use crate::format::postings;
+use crate::format::segment::{self, SegmentFileWriter};
+use crate::schema::{FieldId, FieldType, Schema};
+use crate::write::io::IoHooks;
+
+/// A sortable field's values for one segment, before ords are assigned.
+#[derive(Clone, Debug)]
+pub(crate) enum SortValues {
+    /// `i64` values, one per document.
+    I64(Vec<Option<i64>>),
+    /// `f64` values, one per document.
+    F64(Vec<Option<f64>>),
+    /// `string` values, one per document.
+    Str(Vec<Option<String>>),
+}
+
+impl SortValues {
+    pub(crate) fn new(ty: FieldType) -> SortValues {
+        match ty {
+            FieldType::I64 => SortValues::I64(Vec::new()),
+            FieldType::F64 => SortValues::F64(Vec::new()),
+            _ => SortValues::Str(Vec::new()),
+        }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            SortValues::I64(v) => v.len(),
+            SortValues::F64(v) => v.len(),
+            SortValues::Str(v) => v.len(),
+        }
+    }
+}
+
+/// Distinct sorted values and per-document ords (missing = `u32::MAX` here;
+/// remapped to the width's reserved ord when packed).
+fn assign_ords<T: Clone, K: Ord>(values: &[Option<T>], key: impl Fn(&T) -> K) -> (Vec<T>, Vec<u32>) {
+    let mut idx: Vec<usize> = (0..values.len()).filter(|&i| values[i].is_some()).collect();
+    let k = |i: &usize| key(values[*i].as_ref().expect("present"));
+    idx.sort_by_key(|i| k(i));
+    let mut distinct: Vec<T> = Vec::new();
+    let mut ords = vec![u32::MAX; values.len()];
+    let mut last: Option<K> = None;
+    for i in idx {
+        let kk = k(&i);
+        if last.as_ref() != Some(&kk) {
+            distinct.push(values[i].clone().expect("present"));
+            last = Some(kk);
+        }
+        ords[i] = (distinct.len() - 1) as u32;
+    }
+    (distinct, ords)
+}
+
+fn encode_sort_column(field: FieldId, values: &SortValues, doc_count: u32, out: &mut Vec<u8>) {
+    let (ty, card, value_bytes, ords) = match values {
+        SortValues::I64(v) => {
+            let (d, o) = assign_ords(v, |x| *x);
+            let bytes: Vec<u8> = d.iter().flat_map(|x| x.to_le_bytes()).collect();
+            (FieldType::I64, d.len(), bytes, o)
+        }
+        SortValues::F64(v) => {
+            let (d, o) = assign_ords(v, |x| TotalF64(*x));
+            let bytes: Vec<u8> = d.iter().flat_map(|x| x.to_bits().to_le_bytes()).collect();
+            (FieldType::F64, d.len(), bytes, o)
+        }
+        SortValues::Str(v) => {
+            let (d, o) = assign_ords(v, |x| x.clone());
+            let mut bytes = Vec::new();
+            let mut off = 0u32;
+            for s in &d {
+                bytes.extend_from_slice(&off.to_le_bytes());
+                off += s.len() as u32;
+            }
+            bytes.extend_from_slice(&off.to_le_bytes());
+            for s in &d {
+                bytes.extend_from_slice(s.as_bytes());
+            }
+            (FieldType::String, d.len(), bytes, o)
+        }
+    };
+    debug_assert_eq!(ords.len(), doc_count as usize);
+    let width = ords::ord_width(card as u64);
+    let missing = ords::missing_ord(width);
+    let ords: Vec<u32> = ords
+        .into_iter()
+        .map(|o| if o == u32::MAX { missing } else { o })
+        .collect();
+    out.extend_from_slice(&field.0.to_le_bytes());
+    out.push(ty.code());
+    out.push(width);
+    out.extend_from_slice(&(card as u32).to_le_bytes());
+    out.extend_from_slice(&(value_bytes.len() as u64).to_le_bytes());
+    out.extend_from_slice(&value_bytes);
+    while out.len() % 4 != 0 {
+        out.push(0);
+    }
+    ords::pack(&ords, width, out);
+    for (lo, hi) in ords::block_bounds(&ords, width) {
+        out.extend_from_slice(&lo.to_le_bytes());
+        out.extend_from_slice(&hi.to_le_bytes());
+    }
+}
+
+/// `f64` ordered by `total_cmp`.
+#[derive(Clone, Copy, Debug)]
+struct TotalF64(f64);
+impl PartialEq for TotalF64 {
+    fn eq(&self, o: &Self) -> bool {
+        self.0.total_cmp(&o.0).is_eq()
+    }
+}
+impl Eq for TotalF64 {}
+impl PartialOrd for TotalF64 {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for TotalF64 {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&o.0)
+    }
+}
+
+/// Everything about a segment but its postings, handed to [`SegmentWriter::finish`].
+pub(crate) struct SegmentParts<'a> {
+    pub doc_count: u32,
+    /// Per schema field: total tokens (text fields), else 0.
+    pub total_tokens: &'a [u64],
+    /// Per text field (schema order): its norms, `doc_count` bytes.
+    pub norms: &'a [(FieldId, &'a [u8])],
+    /// Stored values: `doc_count + 1` offsets into `stored_blob`.
+    pub stored_offsets: &'a [u64],
+    pub stored_blob: &'a [u8],
+    /// Sortable fields in schema order.
+    pub sort: &'a [(FieldId, &'a SortValues)],
+}
+
+/// Streams postings term by term, then writes the other sections.
+pub(crate) struct SegmentWriter {
+    path: PathBuf,
+    file: SegmentFileWriter<BufWriter<File>>,
+    nfields: usize,
+    /// Per field: (first term index, term count).
+    ranges: Vec<(u32, u32)>,
+    entries: Vec<u8>,
+    keys: Vec<u8>,
+    nterms: u32,
+    last: Option<(u16, Vec<u8>)>,
+    scratch: Vec<u8>,
+    doc_count: u32,
+}
+
+impl SegmentWriter {
+    /// Creates the segment file at `path` (which must not exist).
+    pub(crate) fn create(path: &Path, schema: &Schema, doc_count: u32, io: &IoHooks) -> Result<SegmentWriter> {
+        if doc_count > segment::MAX_SEGMENT_DOCS {
+            return Err(Error::InvalidArgument(format!(
+                "segment of {doc_count} documents exceeds the limit"
+            )));
+        }
+        let f = io.create_new(path)?;
+        let mut file =
+            SegmentFileWriter::new(BufWriter::with_capacity(1 << 20, f)).map_err(|e| Error::io(path, e))?;
+        file.begin_section(segment::SECTION_POSTINGS)
+            .map_err(|e| Error::io(path, e))?;
+        Ok(SegmentWriter {
+            path: path.to_owned(),
+            file,
+            nfields: schema.fields().len(),
+            ranges: vec![(0, 0); schema.fields().len()],
+            entries: Vec::new(),
+            keys: Vec::new(),
+            nterms: 0,
+            last: None,
+            scratch: Vec::new(),
+            doc_count,
+        })
+    }
+
+    /// Adds one term's postings. Terms arrive by ascending field id, then
+    /// ascending key bytes. `norms` is the field's norms (None for a field
+    /// without length norms).
+    pub(crate) fn add_term(
+        &mut self,
+        field: FieldId,
+        key: &[u8],
+        docs: &[u32],
+        tfs: &[u32],
+        norms: Option<&[u8]>,
+        io: &IoHooks,
+    ) -> Result<()> {
+        debug_assert!(!docs.is_empty());
+        if let Some((f, k)) = &self.last {
+            debug_assert!((*f, k.as_slice()) < (field.0, key), "terms out of order");
+        }
+        let post_off = self.file.section_len();
+        self.scratch.clear();
+        let norm_of = |d: u32| norms.map_or(0, |n| n[d as usize]);
+        postings::encode(docs, tfs, norm_of, &mut self.scratch).map_err(|_| {
+            Error::InvalidArgument("a term's posting list exceeds 4 GiB".into())
+        })?;
+        io.check_write(&self.path)?;
+        self.file
+            .write(&self.scratch)
+            .map_err(|e| Error::io(&self.path, e))?;
+        let r = &mut self.ranges[field.0 as usize];
+        if r.1 == 0 {
+            r.0 = self.nterms;
+        }
+        r.1 += 1;
+        let key_off = u32::try_from(self.keys.len())
+            .map_err(|_| Error::InvalidArgument("term dictionary exceeds 4 GiB".into()))?;
+        self.keys.extend_from_slice(key);
+        self.entries.extend_from_slice(&key_off.to_le_bytes());
+        self.entries.extend_from_slice(&(docs.len() as u32).to_le_bytes());
+        self.entries.extend_from_slice(&post_off.to_le_bytes());
+        self.nterms += 1;
+        if cfg!(debug_assertions) {
+            self.last = Some((field.0, key.to_vec()));
+        }
+        Ok(())
+    }
+
+    /// Writes the remaining sections, fsyncs, and returns the file length.
+    pub(crate) fn finish(mut self, parts: &SegmentParts<'_>, io: &IoHooks) -> Result<u64> {
+        debug_assert_eq!(parts.doc_count, self.doc_count);
+        let path = self.path.clone();
+        let ioe = |e| Error::io(&path, e);
+        self.file.end_section();
+
+        let mut terms = Vec::with_capacity(self.entries.len() + self.keys.len() + 64);
+        terms.extend_from_slice(&(self.nfields as u16).to_le_bytes());
+        for &(first, count) in &self.ranges {
+            terms.extend_from_slice(&first.to_le_bytes());
+            terms.extend_from_slice(&count.to_le_bytes());
+        }
+        terms.extend_from_slice(&self.nterms.to_le_bytes());
+        terms.extend_from_slice(&self.entries);
+        terms.extend_from_slice(&(self.keys.len() as u32).to_le_bytes());
+        terms.extend_from_slice(&self.keys);
+        io.check_write(&path)?;
+        self.file.section(segment::SECTION_TERMS, &terms).map_err(ioe)?;
+        drop(terms);
+
+        self.file.begin_section(segment::SECTION_NORMS).map_err(ioe)?;
+        self.file.write(&(parts.norms.len() as u16).to_le_bytes()).map_err(ioe)?;
+        for (field, norms) in parts.norms {
+            debug_assert_eq!(norms.len(), parts.doc_count as usize);
+            self.file.write(&field.0.to_le_bytes()).map_err(ioe)?;
+            self.file.write(norms).map_err(ioe)?;
+        }
+        self.file.end_section();
+
+        io.check_write(&path)?;
+        self.file.begin_section(segment::SECTION_STORED).map_err(ioe)?;
+        let mut offs = Vec::with_capacity(parts.stored_offsets.len() * 8);
+        for o in parts.stored_offsets {
+            offs.extend_from_slice(&o.to_le_bytes());
+        }
+        self.file.write(&offs).map_err(ioe)?;
+        self.file.write(parts.stored_blob).map_err(ioe)?;
+        self.file.end_section();
+
+        let mut sort = Vec::new();
+        sort.extend_from_slice(&(parts.sort.len() as u16).to_le_bytes());
+        for (field, values) in parts.sort {
+            debug_assert_eq!(values.len(), parts.doc_count as usize);
+            let mut col = Vec::new();
+            encode_sort_column(*field, values, parts.doc_count, &mut col);
+            sort.extend_from_slice(&(col.len() as u64).to_le_bytes());
+            sort.extend_from_slice(&col);
+        }
+        self.file.section(segment::SECTION_SORT, &sort).map_err(ioe)?;
+
+        let mut meta = Vec::new();
+        meta.extend_from_slice(&parts.doc_count.to_le_bytes());
+        meta.extend_from_slice(&(parts.total_tokens.len() as u16).to_le_bytes());
+        for t in parts.total_tokens {
+            meta.extend_from_slice(&t.to_le_bytes());
+        }
+        self.file.section(segment::SECTION_META, &meta).map_err(ioe)?;
+
+        io.check_write(&path)?;
+        let (buf, len) = self.file.finish().map_err(ioe)?;
+        let file = buf.into_inner().map_err(|e| Error::io(&path, e.into_error()))?;
+        io.sync(&path, &file)?;
+        Ok(len)
+    }
+}
