@@ -92,7 +92,10 @@ impl Document {
 
     /// The first value of `field`.
     pub fn get(&self, field: FieldId) -> Option<&Value> {
-        self.values.iter().find(|(f, _)| *f == field).map(|(_, v)| v)
+        self.values
+            .iter()
+            .find(|(f, _)| *f == field)
+            .map(|(_, v)| v)
     }
 
     /// Removes every value.

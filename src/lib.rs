@@ -45,5 +45,8 @@ pub use document::{Document, Value};
 pub use error::{Error, Result};
 pub use query::{Occur, Operator, Query};
 pub use schema::{FieldDef, FieldFlags, FieldId, FieldType, Schema};
-pub use searcher::{compare_values, ExecMode, Hit, Hits, SearchOptions, SearchRequest, Searcher, SortKey, SortRule, SortSpec};
+pub use searcher::{
+    ExecMode, Hit, Hits, SearchOptions, SearchRequest, Searcher, SortKey, SortRule, SortSpec,
+    compare_values,
+};
 pub use write::{IndexWriter, WriterConfig};

@@ -8,7 +8,7 @@ use crate::collect::TopDocs;
 use crate::document::Value;
 use crate::error::{Error, Result};
 use crate::query::plan::{self, Node};
-use crate::query::{daat, exhaustive, Query};
+use crate::query::{Query, daat, exhaustive};
 use crate::read::{LiveSegment, Snapshot};
 use crate::schema::{FieldId, Schema};
 
@@ -55,7 +55,11 @@ impl SearchOptions {
     /// An unrecognised value is ignored (the default stays).
     pub fn from_env() -> SearchOptions {
         let mut o = SearchOptions::default();
-        if let Some(m) = std::env::var("QUARRY_EXEC").ok().as_deref().and_then(ExecMode::from_name) {
+        if let Some(m) = std::env::var("QUARRY_EXEC")
+            .ok()
+            .as_deref()
+            .and_then(ExecMode::from_name)
+        {
             o.exec = m;
         }
         o
@@ -106,12 +110,20 @@ impl SortSpec {
     pub fn is_score_order(&self) -> bool {
         matches!(
             self.rules.as_slice(),
-            [] | [SortRule { key: SortKey::Score, descending: true }]
-                | [
-                    SortRule { key: SortKey::Score, descending: true },
-                    SortRule { key: SortKey::Doc, descending: false },
-                    ..
-                ]
+            [] | [SortRule {
+                key: SortKey::Score,
+                descending: true
+            }] | [
+                SortRule {
+                    key: SortKey::Score,
+                    descending: true
+                },
+                SortRule {
+                    key: SortKey::Doc,
+                    descending: false
+                },
+                ..
+            ]
         )
     }
 }
@@ -286,11 +298,17 @@ impl Searcher {
                 doc: u64::from(doc),
                 score,
                 sort_values: if with_values {
-                    req.sort.as_ref().expect("sort").rules.iter().map(|r| match r.key {
-                        SortKey::Score => Some(Value::F64(f64::from(score))),
-                        SortKey::Doc => Some(Value::I64(i64::from(doc))),
-                        SortKey::Field(_) => None,
-                    }).collect()
+                    req.sort
+                        .as_ref()
+                        .expect("sort")
+                        .rules
+                        .iter()
+                        .map(|r| match r.key {
+                            SortKey::Score => Some(Value::F64(f64::from(score))),
+                            SortKey::Doc => Some(Value::I64(i64::from(doc))),
+                            SortKey::Field(_) => None,
+                        })
+                        .collect()
                 } else {
                     Vec::new()
                 },
@@ -308,12 +326,14 @@ impl Searcher {
     fn search_sorted(&self, node: &Node, req: &SearchRequest, spec: &SortSpec) -> Result<Hits> {
         for r in &spec.rules {
             if let SortKey::Field(f) = r.key {
-                let def = self
-                    .schema()
-                    .get(f)
-                    .ok_or_else(|| Error::Schema(format!("field id {} is not in the schema", f.0)))?;
+                let def = self.schema().get(f).ok_or_else(|| {
+                    Error::Schema(format!("field id {} is not in the schema", f.0))
+                })?;
                 if !def.flags.sortable {
-                    return Err(Error::Schema(format!("field {:?} is not sortable", def.name)));
+                    return Err(Error::Schema(format!(
+                        "field {:?} is not sortable",
+                        def.name
+                    )));
                 }
             }
         }
@@ -351,7 +371,13 @@ impl Searcher {
     }
 }
 
-fn sort_values(spec: &SortSpec, seg: &LiveSegment, doc: u32, global: u64, score: f32) -> Vec<Option<Value>> {
+fn sort_values(
+    spec: &SortSpec,
+    seg: &LiveSegment,
+    doc: u32,
+    global: u64,
+    score: f32,
+) -> Vec<Option<Value>> {
     spec.rules
         .iter()
         .map(|r| match r.key {

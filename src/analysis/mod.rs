@@ -68,7 +68,10 @@ mod tests {
         assert_eq!(tokens("Ünïcode—dash"), vec!["ünïcode", "dash"]);
         let long = "a".repeat(41);
         let edge = "b".repeat(40);
-        assert_eq!(tokens(&format!("{long} {edge} c")), vec![edge.clone(), "c".into()]);
+        assert_eq!(
+            tokens(&format!("{long} {edge} c")),
+            vec![edge.clone(), "c".into()]
+        );
         // Lowercasing can lengthen a token: İ lowercases to two chars.
         assert_eq!(tokens("İ"), vec!["i\u{307}"]);
         // Digits of other scripts are alphanumeric; punctuation of other scripts is not.

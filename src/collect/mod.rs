@@ -2,4 +2,4 @@
 
 mod topdocs;
 
-pub use topdocs::{score_key, TopDocs};
+pub use topdocs::{TopDocs, score_key};

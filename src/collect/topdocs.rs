@@ -145,7 +145,16 @@ mod tests {
 
     #[test]
     fn score_keys_preserve_order() {
-        let v = [f32::NEG_INFINITY, -2.5, -0.0, 0.0, 1e-30, 1.0, 1.0000001, f32::INFINITY];
+        let v = [
+            f32::NEG_INFINITY,
+            -2.5,
+            -0.0,
+            0.0,
+            1e-30,
+            1.0,
+            1.0000001,
+            f32::INFINITY,
+        ];
         for w in v.windows(2) {
             assert!(score_key(w[0]) <= score_key(w[1]));
         }

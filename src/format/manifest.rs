@@ -107,7 +107,8 @@ impl Manifest {
             let ty = r.u8()?;
             let flags = r.u8()?;
             let name = r.short_str()?;
-            let ty = FieldType::from_code(ty).ok_or_else(|| r.err(format!("unknown field type {ty}")))?;
+            let ty = FieldType::from_code(ty)
+                .ok_or_else(|| r.err(format!("unknown field type {ty}")))?;
             let flags = FieldFlags::from_bits(u32::from(flags))
                 .ok_or_else(|| r.err(format!("unknown field flags {flags:#x}")))?;
             schema

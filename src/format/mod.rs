@@ -47,7 +47,10 @@ pub fn check_file<'a>(path: &Path, bytes: &'a [u8], magic: &[u8; 4]) -> Result<&
     if bytes.len() < HEADER_LEN + FOOTER_LEN {
         return Err(Error::corrupt(
             path,
-            format!("file is {} bytes, shorter than header and footer", bytes.len()),
+            format!(
+                "file is {} bytes, shorter than header and footer",
+                bytes.len()
+            ),
         ));
     }
     if &bytes[..4] != magic {
@@ -208,7 +211,13 @@ impl<'a> Reader<'a> {
 }
 
 /// A sub-slice `bytes[off..off+len]`, or a `Corrupt` error.
-pub fn slice<'a>(path: &Path, bytes: &'a [u8], off: usize, len: usize, what: &str) -> Result<&'a [u8]> {
+pub fn slice<'a>(
+    path: &Path,
+    bytes: &'a [u8],
+    off: usize,
+    len: usize,
+    what: &str,
+) -> Result<&'a [u8]> {
     off.checked_add(len)
         .filter(|&end| end <= bytes.len())
         .map(|end| &bytes[off..end])
@@ -248,7 +257,10 @@ mod tests {
         f.extend_from_slice(b"body");
         write_footer(&mut f);
         assert_eq!(check_file(p, &f, b"TEST").unwrap(), b"body");
-        assert!(matches!(check_file(p, &f, b"XXXX"), Err(Error::Corrupt { .. })));
+        assert!(matches!(
+            check_file(p, &f, b"XXXX"),
+            Err(Error::Corrupt { .. })
+        ));
         for cut in 0..f.len() {
             assert!(check_file(p, &f[..cut], b"TEST").is_err());
         }

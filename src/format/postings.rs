@@ -142,7 +142,10 @@ pub fn encode(
             docs[lo..hi]
                 .iter()
                 .zip(&tfs[lo..hi])
-                .map(|(&d, &tf)| Impact { tf, norm: norm_of(d) }),
+                .map(|(&d, &tf)| Impact {
+                    tf,
+                    norm: norm_of(d),
+                }),
         );
         pareto_frontier(&mut pairs);
         l2_pairs.extend_from_slice(&pairs);
@@ -457,7 +460,9 @@ impl<'a> Postings<'a> {
 fn read_impacts(bytes: &[u8], off: usize, out: &mut Vec<Impact>) -> Result<(), BadPostings> {
     out.clear();
     let mut pos = off;
-    let count = *bytes.get(pos).ok_or(BadPostings("impact offset out of range"))? as usize;
+    let count = *bytes
+        .get(pos)
+        .ok_or(BadPostings("impact offset out of range"))? as usize;
     pos += 1;
     if count == 0 || count > MAX_IMPACTS {
         return Err(BadPostings("impact count out of range"));
@@ -501,9 +506,11 @@ mod tests {
                 p.block_impacts(b, &mut impacts).unwrap();
                 // Every document is dominated by some impact of its block.
                 for i in 0..n {
-                    assert!(impacts
-                        .iter()
-                        .any(|im| im.tf >= t[i] && im.norm <= norm_of(d[i])));
+                    assert!(
+                        impacts
+                            .iter()
+                            .any(|im| im.tf >= t[i] && im.norm <= norm_of(d[i]))
+                    );
                 }
             }
         }
@@ -547,7 +554,12 @@ mod tests {
                 Impact { tf: 1, norm: 1 }
             ]
         );
-        let mut long: Vec<Impact> = (0..40).map(|i| Impact { tf: i + 1, norm: i as u8 }).collect();
+        let mut long: Vec<Impact> = (0..40)
+            .map(|i| Impact {
+                tf: i + 1,
+                norm: i as u8,
+            })
+            .collect();
         pareto_frontier(&mut long);
         assert_eq!(long, vec![Impact { tf: 40, norm: 0 }]);
     }

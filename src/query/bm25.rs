@@ -4,7 +4,8 @@
 //! scores `idf * (k1 + 1) * tf / (tf + k1 * (1 - b + b * dl / avgdl))`,
 //! evaluated in the monotone form `w - w / (1 + tf * inv[norm])` with
 //! `w = idf * (k1 + 1)` and `inv[norm] = 1 / (k1 * (1 - b + b * dl / avgdl))`
-//! precomputed per norm byte. N counts every document of the snapshot
+//! precomputed per norm byte. `w` and each `inv` entry are computed in f64
+//! and rounded to f32 once; the score itself is evaluated in f32. N counts every document of the snapshot
 //! (deleted ones too, until a merge removes them), n every document holding
 //! the term, and avgdl is the field's total tokens over N. `dl` is the
 //! length decoded from the norm byte.
@@ -12,23 +13,23 @@
 use crate::format::norms::length_table;
 
 /// k1.
-pub const K1: f32 = 1.2;
+pub const K1: f64 = 1.2;
 /// b.
-pub const B: f32 = 0.75;
+pub const B: f64 = 0.75;
 
-/// Inverse document frequency in f32 (computed in f64, then rounded).
-pub fn idf(doc_count: u64, doc_freq: u64) -> f32 {
+/// Inverse document frequency, in f64.
+pub fn idf(doc_count: u64, doc_freq: u64) -> f64 {
     let n = doc_count as f64;
     let df = doc_freq as f64;
-    (1.0 + (n - df + 0.5) / (df + 0.5)).ln() as f32
+    (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
 }
 
 /// One term's scoring constants.
 #[derive(Clone, Debug)]
 pub struct TermWeight {
-    /// idf * (k1 + 1), in f32.
+    /// idf * (k1 + 1), computed in f64 and rounded to f32.
     pub weight: f32,
-    /// Per norm byte: 1 / (k1 * (1 - b + b * dl / avgdl)), in f32.
+    /// Per norm byte: 1 / (k1 * (1 - b + b * dl / avgdl)), computed in f64 and rounded to f32.
     pub inv: [f32; 256],
 }
 
@@ -38,14 +39,13 @@ impl TermWeight {
     /// false for fields without length norms (string, i64), which score as
     /// if every document had the average length.
     pub fn new(doc_count: u64, doc_freq: u64, total_tokens: u64, has_norms: bool) -> TermWeight {
-        let weight = idf(doc_count, doc_freq) * (K1 + 1.0);
+        let weight = (idf(doc_count, doc_freq) * (K1 + 1.0)) as f32;
         let avgdl = if doc_count == 0 {
             1.0
         } else {
             total_tokens as f64 / doc_count as f64
         };
-        let k1 = f64::from(K1);
-        let b = f64::from(B);
+        let (k1, b) = (K1, B);
         let table = length_table();
         let inv = std::array::from_fn(|i| {
             if has_norms && avgdl > 0.0 {

@@ -2,11 +2,11 @@
 //! by boolean iterators, feeding a collector in ascending doc order.
 
 use crate::error::Result;
-use crate::format::postings::{BadPostings, Postings, BLOCK_LEN};
+use crate::format::postings::{BLOCK_LEN, BadPostings, Postings};
 use crate::kernels;
+use crate::query::Occur;
 use crate::query::bm25::TermWeight;
 use crate::query::plan::{Node, TermNode};
-use crate::query::Occur;
 use crate::read::LiveSegment;
 
 /// The doc id past every document.
@@ -170,7 +170,11 @@ pub struct BoolScorer<'a> {
 
 impl<'a> BoolScorer<'a> {
     fn new(children: Vec<Box<dyn Scorer + 'a>>, occurs: Vec<Occur>) -> Self {
-        let pick = |f: fn(Occur) -> bool| (0..occurs.len()).filter(|&i| f(occurs[i])).collect::<Vec<_>>();
+        let pick = |f: fn(Occur) -> bool| {
+            (0..occurs.len())
+                .filter(|&i| f(occurs[i]))
+                .collect::<Vec<_>>()
+        };
         let mut required = pick(|o| matches!(o, Occur::Must | Occur::Filter));
         required.sort_by_key(|&i| children[i].cost());
         let should = pick(|o| o == Occur::Should);

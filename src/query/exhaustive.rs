@@ -5,8 +5,8 @@
 //! keeps every match. Slow and simple on purpose.
 
 use crate::error::Result;
-use crate::query::plan::{Node, TermNode};
 use crate::query::Occur;
+use crate::query::plan::{Node, TermNode};
 use crate::read::LiveSegment;
 
 /// Every document of `seg` (deleted ones included) matching `node`, in

@@ -51,9 +51,9 @@ pub fn compile(query: &Query, snap: &Snapshot) -> Result<Node> {
     let schema = &snap.manifest().schema;
     match query {
         Query::Term { field, key } => {
-            let def = schema
-                .get(*field)
-                .ok_or_else(|| Error::Schema(format!("field id {} is not in the schema", field.0)))?;
+            let def = schema.get(*field).ok_or_else(|| {
+                Error::Schema(format!("field id {} is not in the schema", field.0))
+            })?;
             if !def.is_indexed() {
                 return Err(Error::Schema(format!(
                     "field {:?} is not indexed, so it cannot be searched",
@@ -63,9 +63,9 @@ pub fn compile(query: &Query, snap: &Snapshot) -> Result<Node> {
             term_node(snap, *field, key.clone(), def.ty == FieldType::Text)
         }
         Query::Match { field, text, op } => {
-            let def = schema
-                .get(*field)
-                .ok_or_else(|| Error::Schema(format!("field id {} is not in the schema", field.0)))?;
+            let def = schema.get(*field).ok_or_else(|| {
+                Error::Schema(format!("field id {} is not in the schema", field.0))
+            })?;
             let terms: Vec<Vec<u8>> = match def.ty {
                 FieldType::Text => {
                     let mut seen = Vec::<Vec<u8>>::new();
@@ -91,7 +91,12 @@ pub fn compile(query: &Query, snap: &Snapshot) -> Result<Node> {
             };
             let clauses = terms
                 .into_iter()
-                .map(|key| Ok((occur, term_node(snap, *field, key, def.ty == FieldType::Text)?)))
+                .map(|key| {
+                    Ok((
+                        occur,
+                        term_node(snap, *field, key, def.ty == FieldType::Text)?,
+                    ))
+                })
                 .collect::<Result<Vec<_>>>()?;
             Ok(simplify(clauses))
         }

@@ -6,4 +6,4 @@ mod segment;
 mod snapshot;
 
 pub use segment::{SegmentReader, SortColumn, TermInfo};
-pub use snapshot::{latest_manifest, LiveSegment, Snapshot};
+pub use snapshot::{LiveSegment, Snapshot, latest_manifest};

@@ -8,7 +8,7 @@ use memmap2::Mmap;
 use crate::document::Value;
 use crate::error::{Error, Result};
 use crate::format::postings::{BadPostings, Postings};
-use crate::format::{self, ords, segment, Reader};
+use crate::format::{self, Reader, ords, segment};
 use crate::schema::{FieldId, FieldType, Schema};
 
 /// Where a term's postings are.
@@ -61,7 +61,9 @@ impl<'a> SortColumn<'a> {
     }
 
     fn str_value(&self, o: usize) -> &'a str {
-        let off = |i: usize| u32::from_le_bytes(self.values[i * 4..i * 4 + 4].try_into().expect("4")) as usize;
+        let off = |i: usize| {
+            u32::from_le_bytes(self.values[i * 4..i * 4 + 4].try_into().expect("4")) as usize
+        };
         let base = (self.cardinality as usize + 1) * 4;
         let s = &self.values[base + off(o)..base + off(o + 1)];
         // Checked when the column was opened.
@@ -156,10 +158,12 @@ impl SegmentReader {
             sections.insert(kind, (off, off + len));
         }
         let sec = |kind: u32| {
-            sections
-                .get(&kind)
-                .copied()
-                .ok_or_else(|| Error::corrupt(&path, format!("missing section {}", segment::section_name(kind))))
+            sections.get(&kind).copied().ok_or_else(|| {
+                Error::corrupt(
+                    &path,
+                    format!("missing section {}", segment::section_name(kind)),
+                )
+            })
         };
         let nfields = schema.fields().len();
 
@@ -240,7 +244,10 @@ impl SegmentReader {
         }
         for (f, def) in schema.fields().iter().enumerate() {
             if def.flags.sortable && sort[f].is_none() {
-                return Err(corrupt(format!("no ord array for sortable field {:?}", def.name)));
+                return Err(corrupt(format!(
+                    "no ord array for sortable field {:?}",
+                    def.name
+                )));
             }
         }
 
@@ -279,9 +286,15 @@ impl SegmentReader {
             .fields()
             .get(field)
             .filter(|d| d.flags.sortable && d.ty.code() == ty)
-            .ok_or_else(|| r.err(format!("ord array for field {field}, which is not sortable")))?;
+            .ok_or_else(|| {
+                r.err(format!(
+                    "ord array for field {field}, which is not sortable"
+                ))
+            })?;
         if ords::ord_width(u64::from(cardinality)) != width {
-            return Err(r.err(format!("ord width {width} wrong for cardinality {cardinality}")));
+            return Err(r.err(format!(
+                "ord width {width} wrong for cardinality {cardinality}"
+            )));
         }
         let v0 = base + r.pos();
         let values = r.bytes(values_len)?;
@@ -296,13 +309,17 @@ impl SegmentReader {
                 if values.len() < (n + 1) * 4 {
                     return Err(r.err("string sort values truncated"));
                 }
-                let off = |i: usize| u32::from_le_bytes(values[i * 4..i * 4 + 4].try_into().expect("4")) as usize;
+                let off = |i: usize| {
+                    u32::from_le_bytes(values[i * 4..i * 4 + 4].try_into().expect("4")) as usize
+                };
                 let blob = &values[(n + 1) * 4..];
                 if off(0) != 0 || off(n) != blob.len() {
                     return Err(r.err("string sort values offsets out of range"));
                 }
                 for i in 0..n {
-                    if off(i) > off(i + 1) || std::str::from_utf8(&blob[off(i)..off(i + 1)]).is_err() {
+                    if off(i) > off(i + 1)
+                        || std::str::from_utf8(&blob[off(i)..off(i + 1)]).is_err()
+                    {
                         return Err(r.err("bad string sort value"));
                     }
                 }
@@ -359,7 +376,10 @@ impl SegmentReader {
 
     /// Total tokens of a text field over all documents (deleted ones included).
     pub fn total_tokens(&self, field: FieldId) -> u64 {
-        self.total_tokens.get(field.0 as usize).copied().unwrap_or(0)
+        self.total_tokens
+            .get(field.0 as usize)
+            .copied()
+            .unwrap_or(0)
     }
 
     /// Byte length per section kind, for statistics.
@@ -398,7 +418,10 @@ impl SegmentReader {
             self.keys_len
         };
         if start > end || end > self.keys_len {
-            return Err(Error::corrupt(&self.path, format!("term key {i} out of range")));
+            return Err(Error::corrupt(
+                &self.path,
+                format!("term key {i} out of range"),
+            ));
         }
         Ok(&self.map[self.keys_off + start..self.keys_off + end])
     }
@@ -410,10 +433,21 @@ impl SegmentReader {
         } else {
             self.postings.1 - self.postings.0
         };
-        if post_off > post_end || post_end > self.postings.1 - self.postings.0 || df == 0 || df > self.doc_count {
-            return Err(Error::corrupt(&self.path, format!("term entry {i} out of range")));
+        if post_off > post_end
+            || post_end > self.postings.1 - self.postings.0
+            || df == 0
+            || df > self.doc_count
+        {
+            return Err(Error::corrupt(
+                &self.path,
+                format!("term entry {i} out of range"),
+            ));
         }
-        Ok(TermInfo { df, post_off, post_end })
+        Ok(TermInfo {
+            df,
+            post_off,
+            post_end,
+        })
     }
 
     /// Looks up a term's key in a field's dictionary.
@@ -483,12 +517,17 @@ impl SegmentReader {
             u64::from_le_bytes(self.map[at..at + 8].try_into().expect("8")) as usize
         };
         if doc >= self.doc_count {
-            return Err(Error::InvalidArgument(format!("document {doc} out of range")));
+            return Err(Error::InvalidArgument(format!(
+                "document {doc} out of range"
+            )));
         }
         let blob = s0 + (self.doc_count as usize + 1) * 8;
         let (a, b) = (offs(doc as usize), offs(doc as usize + 1));
         if a > b || blob + b > s1 {
-            return Err(Error::corrupt(&self.path, format!("stored offsets of document {doc} out of range")));
+            return Err(Error::corrupt(
+                &self.path,
+                format!("stored offsets of document {doc} out of range"),
+            ));
         }
         Ok(&self.map[blob + a..blob + b])
     }
@@ -498,6 +537,11 @@ impl SegmentReader {
         let bytes = self.stored_bytes(doc)?;
         segment::get_stored_values(bytes)
             .map(|v| v.into_iter().map(|(f, v)| (FieldId(f), v)).collect())
-            .ok_or_else(|| Error::corrupt(&self.path, format!("stored values of document {doc} are malformed")))
+            .ok_or_else(|| {
+                Error::corrupt(
+                    &self.path,
+                    format!("stored values of document {doc} are malformed"),
+                )
+            })
     }
 }

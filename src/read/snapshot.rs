@@ -73,7 +73,10 @@ pub fn latest_manifest(dir: &Path) -> Result<Option<(PathBuf, Manifest)>> {
     let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
     let m = Manifest::decode(&path, &bytes)?;
     if m.generation != g {
-        return Err(Error::corrupt(&path, format!("names generation {g}, holds {}", m.generation)));
+        return Err(Error::corrupt(
+            &path,
+            format!("names generation {g}, holds {}", m.generation),
+        ));
     }
     Ok(Some((path, m)))
 }
@@ -136,7 +139,10 @@ impl Snapshot {
                     let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
                     let (bits, del) = manifest::decode_tombstones(&path, &bytes, entry.doc_count)?;
                     if del != entry.del_count {
-                        return Err(Error::corrupt(&path, "deleted count disagrees with the manifest"));
+                        return Err(Error::corrupt(
+                            &path,
+                            "deleted count disagrees with the manifest",
+                        ));
                     }
                     Some(Arc::new(bits))
                 }
@@ -173,7 +179,10 @@ impl Snapshot {
 
     /// Documents including deleted ones (one past the largest doc number).
     pub fn max_doc(&self) -> u64 {
-        self.segments.iter().map(|s| u64::from(s.entry.doc_count)).sum()
+        self.segments
+            .iter()
+            .map(|s| u64::from(s.entry.doc_count))
+            .sum()
     }
 
     /// Live documents.
@@ -183,7 +192,9 @@ impl Snapshot {
 
     /// The segment holding global doc number `doc`, and the local doc id.
     pub fn locate(&self, doc: u64) -> Option<(&LiveSegment, u32)> {
-        let i = self.segments.partition_point(|s| s.base + u64::from(s.entry.doc_count) <= doc);
+        let i = self
+            .segments
+            .partition_point(|s| s.base + u64::from(s.entry.doc_count) <= doc);
         let s = self.segments.get(i)?;
         Some((s, (doc - s.base) as u32))
     }

@@ -8,7 +8,7 @@ use crate::analysis;
 use crate::document::{Document, Value};
 use crate::error::{Error, Result};
 use crate::format::norms::length_to_norm;
-use crate::format::segment::{i64_key, put_stored_value, MAX_SEGMENT_DOCS};
+use crate::format::segment::{MAX_SEGMENT_DOCS, i64_key, put_stored_value};
 use crate::schema::{FieldId, FieldType, Schema};
 use crate::write::io::IoHooks;
 use crate::write::segment_writer::{SegmentParts, SegmentWriter, SortValues};
@@ -209,11 +209,19 @@ impl SegmentBuffer {
         let mut w = SegmentWriter::create(path, schema, self.doc_count, io)?;
         for (fid, f) in self.fields.iter().enumerate() {
             let Some(table) = &f.terms else { continue };
-            let mut order: Vec<(&[u8], u32)> = table.ids.iter().map(|(k, &id)| (&k[..], id)).collect();
+            let mut order: Vec<(&[u8], u32)> =
+                table.ids.iter().map(|(k, &id)| (&k[..], id)).collect();
             order.sort_unstable_by(|a, b| a.0.cmp(b.0));
             for (key, id) in order {
                 let p = &table.postings[id as usize];
-                w.add_term(FieldId(fid as u16), key, &p.docs, &p.tfs, f.norms.as_deref(), io)?;
+                w.add_term(
+                    FieldId(fid as u16),
+                    key,
+                    &p.docs,
+                    &p.tfs,
+                    f.norms.as_deref(),
+                    io,
+                )?;
             }
         }
         let total_tokens: Vec<u64> = self.fields.iter().map(|f| f.total_tokens).collect();

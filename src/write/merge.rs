@@ -57,14 +57,22 @@ pub(crate) fn merge_segments(
             let mut n = Vec::with_capacity(doc_count as usize);
             for (s, map) in sources.iter().zip(&maps) {
                 let src = s.reader.norms(fid).expect("text fields have norms");
-                n.extend(src.iter().zip(map).filter(|(_, m)| **m != u32::MAX).map(|(b, _)| *b));
+                n.extend(
+                    src.iter()
+                        .zip(map)
+                        .filter(|(_, m)| **m != u32::MAX)
+                        .map(|(b, _)| *b),
+                );
             }
             norms.push((fid, n));
         }
         if def.flags.sortable {
             let mut col = SortValues::new(def.ty);
             for (s, map) in sources.iter().zip(&maps) {
-                let c = s.reader.sort_column(fid).expect("sortable fields have ord arrays");
+                let c = s
+                    .reader
+                    .sort_column(fid)
+                    .expect("sortable fields have ord arrays");
                 let missing = c.missing();
                 for d in 0..s.reader.doc_count() {
                     if map[d as usize] == u32::MAX {
@@ -107,7 +115,10 @@ pub(crate) fn merge_segments(
         if !def.is_indexed() {
             continue;
         }
-        let field_norms = norms.iter().find(|(f, _)| *f == fid).map(|(_, n)| n.as_slice());
+        let field_norms = norms
+            .iter()
+            .find(|(f, _)| *f == fid)
+            .map(|(_, n)| n.as_slice());
         // Every (key, source, term) of the field, in key order then source order.
         let mut all = Vec::new();
         for (si, s) in sources.iter().enumerate() {

@@ -21,11 +21,11 @@ use crate::document::{Document, Value};
 use crate::error::{Error, Result};
 use crate::format::manifest::{self, Manifest, SegmentEntry};
 use crate::format::segment::i64_key;
-use crate::read::{latest_manifest, SegmentReader};
+use crate::read::{SegmentReader, latest_manifest};
 use crate::schema::{FieldId, FieldType, Schema};
 use buffer::SegmentBuffer;
 pub use io::IoHooks;
-use merge::{merge_segments, MergeSource};
+use merge::{MergeSource, merge_segments};
 
 /// Options of an [`IndexWriter`].
 #[derive(Clone, Debug)]
@@ -118,7 +118,11 @@ impl IndexWriter {
     ///
     /// Errors: [`Error::IndexExists`] when `dir` already holds an index,
     /// [`Error::Locked`] when another writer holds it, I/O errors.
-    pub fn create(dir: impl AsRef<Path>, schema: &Schema, config: WriterConfig) -> Result<IndexWriter> {
+    pub fn create(
+        dir: impl AsRef<Path>,
+        schema: &Schema,
+        config: WriterConfig,
+    ) -> Result<IndexWriter> {
         let dir = dir.as_ref();
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         let lock = acquire_lock(dir)?;
@@ -262,7 +266,10 @@ impl IndexWriter {
         }
         let id = self.next_segment_id;
         let path = self.dir.join(manifest::segment_name(id));
-        match self.buffer.write_segment(&self.schema, &path, &self.config.io) {
+        match self
+            .buffer
+            .write_segment(&self.schema, &path, &self.config.io)
+        {
             Ok(file_len) => {
                 self.next_segment_id += 1;
                 let doc_count = self.buffer.doc_count();
@@ -302,7 +309,9 @@ impl IndexWriter {
         if entry.del_gen == 0 {
             return Ok(vec![0; words]);
         }
-        let path = self.dir.join(manifest::tombstone_name(entry.id, entry.del_gen));
+        let path = self
+            .dir
+            .join(manifest::tombstone_name(entry.id, entry.del_gen));
         let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
         Ok(manifest::decode_tombstones(&path, &bytes, entry.doc_count)?.0)
     }
@@ -323,7 +332,11 @@ impl IndexWriter {
             .segments
             .iter()
             .map(|e| (e.clone(), None))
-            .chain(self.pending.iter().map(|p| (p.entry.clone(), Some(p.first_seq))))
+            .chain(
+                self.pending
+                    .iter()
+                    .map(|p| (p.entry.clone(), Some(p.first_seq))),
+            )
             .collect();
         let mut written = Vec::new();
         if !self.deletes.is_empty() {
@@ -333,7 +346,9 @@ impl IndexWriter {
                 let mut changed = false;
                 let (mut docs, mut tfs) = (Vec::new(), Vec::new());
                 for d in &self.deletes {
-                    let Some(info) = reader.term(d.field, &d.key)? else { continue };
+                    let Some(info) = reader.term(d.field, &d.key)? else {
+                        continue;
+                    };
                     docs.clear();
                     tfs.clear();
                     reader
@@ -412,7 +427,9 @@ impl IndexWriter {
         }
         let live: HashSet<u64> = self.base.segments.iter().map(|s| s.id).collect();
         self.readers.retain(|id, _| live.contains(id));
-        let Ok(rd) = std::fs::read_dir(&self.dir) else { return };
+        let Ok(rd) = std::fs::read_dir(&self.dir) else {
+            return;
+        };
         for e in rd.flatten() {
             let name = e.file_name();
             let Some(name) = name.to_str() else { continue };
@@ -442,9 +459,16 @@ impl IndexWriter {
             };
             let mut by_level: HashMap<u32, Vec<usize>> = HashMap::new();
             for (i, s) in self.base.segments.iter().enumerate() {
-                by_level.entry(level(s.doc_count - s.del_count)).or_default().push(i);
+                by_level
+                    .entry(level(s.doc_count - s.del_count))
+                    .or_default()
+                    .push(i);
             }
-            let Some(group) = by_level.into_values().filter(|g| g.len() >= f).min_by_key(|g| g[0]) else {
+            let Some(group) = by_level
+                .into_values()
+                .filter(|g| g.len() >= f)
+                .min_by_key(|g| g[0])
+            else {
                 return Ok(());
             };
             self.merge_group(&group[..f])?;
@@ -461,7 +485,12 @@ impl IndexWriter {
             // Merge the smallest segments together, keeping doc-number order
             // among them.
             let mut order: Vec<usize> = (0..n).collect();
-            order.sort_by_key(|&i| (self.base.segments[i].doc_count - self.base.segments[i].del_count, i));
+            order.sort_by_key(|&i| {
+                (
+                    self.base.segments[i].doc_count - self.base.segments[i].del_count,
+                    i,
+                )
+            });
             let mut group: Vec<usize> = order[..n - max_segments + 1].to_vec();
             group.sort_unstable();
             self.merge_group(&group)?;

@@ -44,7 +44,10 @@ impl SortValues {
 
 /// Distinct sorted values and per-document ords (missing = `u32::MAX` here;
 /// remapped to the width's reserved ord when packed).
-fn assign_ords<T: Clone, K: Ord>(values: &[Option<T>], key: impl Fn(&T) -> K) -> (Vec<T>, Vec<u32>) {
+fn assign_ords<T: Clone, K: Ord>(
+    values: &[Option<T>],
+    key: impl Fn(&T) -> K,
+) -> (Vec<T>, Vec<u32>) {
     let mut idx: Vec<usize> = (0..values.len()).filter(|&i| values[i].is_some()).collect();
     let k = |i: &usize| key(values[*i].as_ref().expect("present"));
     idx.sort_by_key(|i| k(i));
@@ -163,15 +166,20 @@ pub(crate) struct SegmentWriter {
 
 impl SegmentWriter {
     /// Creates the segment file at `path` (which must not exist).
-    pub(crate) fn create(path: &Path, schema: &Schema, doc_count: u32, io: &IoHooks) -> Result<SegmentWriter> {
+    pub(crate) fn create(
+        path: &Path,
+        schema: &Schema,
+        doc_count: u32,
+        io: &IoHooks,
+    ) -> Result<SegmentWriter> {
         if doc_count > segment::MAX_SEGMENT_DOCS {
             return Err(Error::InvalidArgument(format!(
                 "segment of {doc_count} documents exceeds the limit"
             )));
         }
         let f = io.create_new(path)?;
-        let mut file =
-            SegmentFileWriter::new(BufWriter::with_capacity(1 << 20, f)).map_err(|e| Error::io(path, e))?;
+        let mut file = SegmentFileWriter::new(BufWriter::with_capacity(1 << 20, f))
+            .map_err(|e| Error::io(path, e))?;
         file.begin_section(segment::SECTION_POSTINGS)
             .map_err(|e| Error::io(path, e))?;
         Ok(SegmentWriter {
@@ -207,9 +215,8 @@ impl SegmentWriter {
         let post_off = self.file.section_len();
         self.scratch.clear();
         let norm_of = |d: u32| norms.map_or(0, |n| n[d as usize]);
-        postings::encode(docs, tfs, norm_of, &mut self.scratch).map_err(|_| {
-            Error::InvalidArgument("a term's posting list exceeds 4 GiB".into())
-        })?;
+        postings::encode(docs, tfs, norm_of, &mut self.scratch)
+            .map_err(|_| Error::InvalidArgument("a term's posting list exceeds 4 GiB".into()))?;
         io.check_write(&self.path)?;
         self.file
             .write(&self.scratch)
@@ -223,7 +230,8 @@ impl SegmentWriter {
             .map_err(|_| Error::InvalidArgument("term dictionary exceeds 4 GiB".into()))?;
         self.keys.extend_from_slice(key);
         self.entries.extend_from_slice(&key_off.to_le_bytes());
-        self.entries.extend_from_slice(&(docs.len() as u32).to_le_bytes());
+        self.entries
+            .extend_from_slice(&(docs.len() as u32).to_le_bytes());
         self.entries.extend_from_slice(&post_off.to_le_bytes());
         self.nterms += 1;
         if cfg!(debug_assertions) {
@@ -250,11 +258,17 @@ impl SegmentWriter {
         terms.extend_from_slice(&(self.keys.len() as u32).to_le_bytes());
         terms.extend_from_slice(&self.keys);
         io.check_write(&path)?;
-        self.file.section(segment::SECTION_TERMS, &terms).map_err(ioe)?;
+        self.file
+            .section(segment::SECTION_TERMS, &terms)
+            .map_err(ioe)?;
         drop(terms);
 
-        self.file.begin_section(segment::SECTION_NORMS).map_err(ioe)?;
-        self.file.write(&(parts.norms.len() as u16).to_le_bytes()).map_err(ioe)?;
+        self.file
+            .begin_section(segment::SECTION_NORMS)
+            .map_err(ioe)?;
+        self.file
+            .write(&(parts.norms.len() as u16).to_le_bytes())
+            .map_err(ioe)?;
         for (field, norms) in parts.norms {
             debug_assert_eq!(norms.len(), parts.doc_count as usize);
             self.file.write(&field.0.to_le_bytes()).map_err(ioe)?;
@@ -263,7 +277,9 @@ impl SegmentWriter {
         self.file.end_section();
 
         io.check_write(&path)?;
-        self.file.begin_section(segment::SECTION_STORED).map_err(ioe)?;
+        self.file
+            .begin_section(segment::SECTION_STORED)
+            .map_err(ioe)?;
         let mut offs = Vec::with_capacity(parts.stored_offsets.len() * 8);
         for o in parts.stored_offsets {
             offs.extend_from_slice(&o.to_le_bytes());
@@ -281,7 +297,9 @@ impl SegmentWriter {
             sort.extend_from_slice(&(col.len() as u64).to_le_bytes());
             sort.extend_from_slice(&col);
         }
-        self.file.section(segment::SECTION_SORT, &sort).map_err(ioe)?;
+        self.file
+            .section(segment::SECTION_SORT, &sort)
+            .map_err(ioe)?;
 
         let mut meta = Vec::new();
         meta.extend_from_slice(&parts.doc_count.to_le_bytes());
@@ -289,11 +307,15 @@ impl SegmentWriter {
         for t in parts.total_tokens {
             meta.extend_from_slice(&t.to_le_bytes());
         }
-        self.file.section(segment::SECTION_META, &meta).map_err(ioe)?;
+        self.file
+            .section(segment::SECTION_META, &meta)
+            .map_err(ioe)?;
 
         io.check_write(&path)?;
         let (buf, len) = self.file.finish().map_err(ioe)?;
-        let file = buf.into_inner().map_err(|e| Error::io(&path, e.into_error()))?;
+        let file = buf
+            .into_inner()
+            .map_err(|e| Error::io(&path, e.into_error()))?;
         io.sync(&path, &file)?;
         Ok(len)
     }

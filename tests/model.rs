@@ -1,0 +1,421 @@
+//! Model-based property test: random documents, layouts, deletes and merges;
+//! every execution path against a naive in-memory BM25 model, with exact
+//! score bits and order.
+
+use std::collections::HashMap;
+
+use proptest::prelude::*;
+use quarry::format::norms::{length_to_norm, norm_to_length};
+use quarry::*;
+
+const WORDS: &[&str] = &[
+    "alpha", "beta", "gamma", "delta", "eps", "zeta", "eta", "theta", "iota", "kappa", "lambda",
+    "mu",
+];
+const TAGS: &[&str] = &["red", "green", "blue"];
+
+#[derive(Clone, Debug)]
+struct ModelDoc {
+    id: i64,
+    body: Vec<String>,
+    tag: Option<String>,
+    live: bool,
+}
+
+#[derive(Clone, Debug)]
+enum Op {
+    Add {
+        words: Vec<usize>,
+        tag: Option<usize>,
+    },
+    Delete(usize),
+    Commit,
+    MergeAll,
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        8 => (proptest::collection::vec(word(), 0..50), proptest::option::of(0..TAGS.len()))
+            .prop_map(|(words, tag)| Op::Add { words, tag }),
+        2 => (0usize..1000).prop_map(Op::Delete),
+        2 => Just(Op::Commit),
+        1 => Just(Op::MergeAll),
+    ]
+}
+
+/// Skewed word choice so some terms are common and some rare.
+fn word() -> impl Strategy<Value = usize> {
+    (0usize..WORDS.len() * WORDS.len()).prop_map(|x| (x as f64).sqrt() as usize % WORDS.len())
+}
+
+#[derive(Clone, Debug)]
+enum Q {
+    Term(usize),
+    Tag(usize),
+    Match(Vec<usize>, bool),
+    Bool(Vec<(Occur, Q)>),
+}
+
+fn leaf() -> impl Strategy<Value = Q> {
+    prop_oneof![
+        (0..WORDS.len() + 1).prop_map(Q::Term),
+        (0..TAGS.len()).prop_map(Q::Tag),
+        (
+            proptest::collection::vec(0..WORDS.len() + 1, 0..5),
+            any::<bool>()
+        )
+            .prop_map(|(w, and)| Q::Match(w, and)),
+    ]
+}
+
+fn occur() -> impl Strategy<Value = Occur> {
+    prop_oneof![
+        Just(Occur::Must),
+        Just(Occur::Should),
+        Just(Occur::MustNot),
+        Just(Occur::Filter)
+    ]
+}
+
+fn query() -> impl Strategy<Value = Q> {
+    leaf().prop_recursive(2, 12, 4, |inner| {
+        proptest::collection::vec((occur(), inner), 1..5).prop_map(Q::Bool)
+    })
+}
+
+fn word_str(i: usize) -> &'static str {
+    WORDS.get(i).copied().unwrap_or("absent")
+}
+
+fn to_query(q: &Q, body: FieldId, tag: FieldId) -> Query {
+    match q {
+        Q::Term(w) => Query::term(body, word_str(*w)),
+        Q::Tag(t) => Query::term(tag, TAGS[*t]),
+        Q::Match(ws, and) => {
+            let text: Vec<&str> = ws.iter().map(|&w| word_str(w)).collect();
+            // Mixed case and punctuation exercise the analyzer.
+            Query::matching(
+                body,
+                &text.join(", ").to_uppercase(),
+                if *and { Operator::And } else { Operator::Or },
+            )
+        }
+        Q::Bool(cs) => Query::Boolean(
+            cs.iter()
+                .map(|(o, q)| (*o, to_query(q, body, tag)))
+                .collect(),
+        ),
+    }
+}
+
+/// Corpus statistics over the physically present documents.
+struct Stats {
+    n_docs: u64,
+    df: HashMap<String, u64>,
+    total_tokens: u64,
+    tag_df: HashMap<String, u64>,
+}
+
+fn term_score(stats: &Stats, df: u64, tf: u32, len: Option<u32>) -> f32 {
+    // Written out independently of the engine's bm25 module.
+    let n = stats.n_docs as f64;
+    let idf = (1.0 + (n - df as f64 + 0.5) / (df as f64 + 0.5)).ln();
+    let w = (idf * 2.2) as f32;
+    let inv = match len {
+        Some(len) => {
+            let avgdl = stats.total_tokens as f64 / n;
+            let dl = f64::from(norm_to_length(length_to_norm(len)));
+            if avgdl > 0.0 {
+                (1.0 / (1.2 * (0.25 + 0.75 * dl / avgdl))) as f32
+            } else {
+                (1.0 / 1.2f64) as f32
+            }
+        }
+        None => (1.0 / 1.2f64) as f32,
+    };
+    w - w / (1.0 + tf as f32 * inv)
+}
+
+/// The model's verdict for one document: None when it does not match.
+fn eval(q: &Q, d: &ModelDoc, s: &Stats) -> Option<f32> {
+    match q {
+        Q::Term(w) => {
+            let word = word_str(*w);
+            let tf = d.body.iter().filter(|t| t.as_str() == word).count() as u32;
+            (tf > 0).then(|| term_score(s, s.df[word], tf, Some(d.body.len() as u32)))
+        }
+        Q::Tag(t) => {
+            (d.tag.as_deref() == Some(TAGS[*t])).then(|| term_score(s, s.tag_df[TAGS[*t]], 1, None))
+        }
+        Q::Match(ws, and) => {
+            let mut distinct: Vec<usize> = Vec::new();
+            for &w in ws {
+                if !distinct.iter().any(|&x| word_str(x) == word_str(w)) {
+                    distinct.push(w);
+                }
+            }
+            let occur = if *and { Occur::Must } else { Occur::Should };
+            let clauses: Vec<(Occur, Q)> =
+                distinct.into_iter().map(|w| (occur, Q::Term(w))).collect();
+            if clauses.is_empty() {
+                return None;
+            }
+            eval(&Q::Bool(clauses), d, s)
+        }
+        Q::Bool(cs) => {
+            let results: Vec<Option<f32>> = cs.iter().map(|(_, q)| eval(q, d, s)).collect();
+            let required = cs
+                .iter()
+                .any(|(o, _)| matches!(o, Occur::Must | Occur::Filter));
+            for ((o, _), r) in cs.iter().zip(&results) {
+                match o {
+                    Occur::Must | Occur::Filter if r.is_none() => return None,
+                    Occur::MustNot if r.is_some() => return None,
+                    _ => {}
+                }
+            }
+            if !required
+                && !cs
+                    .iter()
+                    .zip(&results)
+                    .any(|((o, _), r)| *o == Occur::Should && r.is_some())
+            {
+                return None;
+            }
+            let mut score = 0.0f32;
+            for ((o, _), r) in cs.iter().zip(&results) {
+                if matches!(o, Occur::Must | Occur::Should) {
+                    if let Some(x) = r {
+                        score += x;
+                    }
+                }
+            }
+            Some(score)
+        }
+    }
+}
+
+fn check(
+    ops: Vec<Op>,
+    queries: Vec<(Q, usize, usize)>,
+    segment_docs: u32,
+    merge_factor: usize,
+) -> Result<(), TestCaseError> {
+    let dir = tempfile::tempdir().unwrap();
+    let mut schema = Schema::new();
+    let idf = schema
+        .add_field(
+            "id",
+            FieldType::I64,
+            FieldFlags {
+                stored: true,
+                indexed: true,
+                sortable: false,
+            },
+        )
+        .unwrap();
+    let body = schema
+        .add_field("body", FieldType::Text, FieldFlags::default())
+        .unwrap();
+    let tag = schema
+        .add_field(
+            "tag",
+            FieldType::String,
+            FieldFlags {
+                stored: false,
+                indexed: true,
+                sortable: true,
+            },
+        )
+        .unwrap();
+    let config = WriterConfig {
+        max_docs_per_segment: Some(segment_docs),
+        merge_factor,
+        ..Default::default()
+    };
+    let mut w = IndexWriter::create(dir.path(), &schema, config).unwrap();
+    // Documents physically in the index (committed or not), in insertion order.
+    let mut docs: Vec<ModelDoc> = Vec::new();
+    let mut next_id = 0i64;
+    for op in ops {
+        match op {
+            Op::Add { words, tag: t } => {
+                let id = next_id;
+                next_id += 1;
+                let mut d = Document::new();
+                d.add_i64(idf, id);
+                let text: Vec<&str> = words.iter().map(|&i| WORDS[i]).collect();
+                if !words.is_empty() {
+                    d.add_str(body, &text.join(" "));
+                }
+                if let Some(t) = t {
+                    d.add_str(tag, TAGS[t]);
+                }
+                w.add_document(&d).unwrap();
+                docs.push(ModelDoc {
+                    id,
+                    body: text.iter().map(|s| s.to_string()).collect(),
+                    tag: t.map(|t| TAGS[t].to_string()),
+                    live: true,
+                });
+            }
+            Op::Delete(x) => {
+                if !docs.is_empty() {
+                    let i = x % docs.len();
+                    w.delete_term(idf, &Value::I64(docs[i].id)).unwrap();
+                    docs[i].live = false;
+                }
+            }
+            Op::Commit => {
+                w.commit().unwrap();
+            }
+            Op::MergeAll => {
+                w.merge(1).unwrap();
+            }
+        }
+    }
+    w.commit().unwrap();
+    // Which documents are physically present (live, or deleted but not yet
+    // merged away) is the index's layout decision; the model learns it from
+    // the stored ids and computes every statistic itself.
+    let searcher = Searcher::open(dir.path()).unwrap();
+    let mut doc_of: HashMap<i64, u64> = HashMap::new();
+    for n in 0..searcher.max_doc() {
+        let v = searcher.stored(n).unwrap();
+        doc_of.insert(v[0].1.as_i64().unwrap(), n);
+    }
+    prop_assert_eq!(doc_of.len() as u64, searcher.max_doc());
+    for d in &docs {
+        prop_assert!(
+            !d.live || doc_of.contains_key(&d.id),
+            "live doc {} missing",
+            d.id
+        );
+    }
+    docs.retain(|d| doc_of.contains_key(&d.id));
+    prop_assert_eq!(
+        searcher.num_docs(),
+        docs.iter().filter(|d| d.live).count() as u64
+    );
+    let stats = Stats {
+        n_docs: docs.len() as u64,
+        df: WORDS
+            .iter()
+            .map(|w| {
+                (
+                    w.to_string(),
+                    docs.iter()
+                        .filter(|d| d.body.iter().any(|t| t == w))
+                        .count() as u64,
+                )
+            })
+            .collect(),
+        total_tokens: docs.iter().map(|d| d.body.len() as u64).sum(),
+        tag_df: TAGS
+            .iter()
+            .map(|t| {
+                (
+                    t.to_string(),
+                    docs.iter().filter(|d| d.tag.as_deref() == Some(*t)).count() as u64,
+                )
+            })
+            .collect(),
+    };
+    for (q, k, offset) in queries {
+        let mut want: Vec<(u64, f32)> = docs
+            .iter()
+            .filter(|d| d.live)
+            .filter_map(|d| eval(&q, d, &stats).map(|s| (doc_of[&d.id], s)))
+            .collect();
+        let total = want.len() as u64;
+        want.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        let want: Vec<(u64, u32)> = want
+            .into_iter()
+            .skip(offset)
+            .take(k)
+            .map(|(d, s)| (d, s.to_bits()))
+            .collect();
+        let query = to_query(&q, body, tag);
+        for exec in [ExecMode::Exhaustive, ExecMode::Daat, ExecMode::Auto] {
+            let s = searcher.clone().with_options(SearchOptions { exec });
+            let hits = s
+                .search(
+                    &query,
+                    &SearchRequest {
+                        offset,
+                        limit: k,
+                        sort: None,
+                    },
+                )
+                .unwrap();
+            let got: Vec<(u64, u32)> = hits
+                .hits
+                .iter()
+                .map(|h| (h.doc, h.score.to_bits()))
+                .collect();
+            prop_assert_eq!(&got, &want, "{:?} {:?}", exec, q);
+            prop_assert_eq!(hits.total_hits, total);
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+    #[test]
+    fn every_path_matches_the_model(
+        ops in proptest::collection::vec(op(), 1..160),
+        queries in proptest::collection::vec((query(), 1usize..15, 0usize..4), 1..12),
+        segment_docs in 1u32..60,
+        merge_factor in prop_oneof![Just(0usize), Just(3usize)],
+    ) {
+        check(ops, queries, segment_docs, merge_factor)?;
+    }
+}
+
+#[test]
+fn long_posting_lists_cross_many_blocks() {
+    // Enough documents that common terms span many packed blocks and
+    // second-level skip entries, with deletes and several segments.
+    let mut ops = Vec::new();
+    for i in 0..3000usize {
+        let words: Vec<usize> = (0..(i % 37))
+            .map(|j| (i * 7 + j * j) % WORDS.len() / (1 + j % 3))
+            .collect();
+        ops.push(Op::Add {
+            words,
+            tag: Some(i % 3),
+        });
+        if i % 97 == 0 {
+            ops.push(Op::Delete(i * 13));
+        }
+        if i % 1100 == 0 {
+            ops.push(Op::Commit);
+        }
+    }
+    let queries = vec![
+        (Q::Term(0), 10, 0),
+        (Q::Match(vec![0, 1], true), 10, 0),
+        (Q::Match(vec![0, 1, 2, 3], false), 25, 3),
+        (
+            Q::Bool(vec![
+                (Occur::Must, Q::Term(1)),
+                (Occur::MustNot, Q::Tag(0)),
+                (Occur::Should, Q::Term(5)),
+            ]),
+            10,
+            0,
+        ),
+        (
+            Q::Bool(vec![
+                (Occur::Filter, Q::Tag(2)),
+                (Occur::Should, Q::Term(3)),
+            ]),
+            10,
+            0,
+        ),
+    ];
+    check(ops.clone(), queries.clone(), 700, 0).unwrap();
+    ops.push(Op::MergeAll);
+    check(ops, queries, 5000, 0).unwrap();
+}
