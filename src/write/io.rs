@@ -14,6 +14,7 @@ use crate::error::{Error, Result};
 pub struct IoHooks {
     steps: AtomicU64,
     fail_at: Option<u64>,
+    once: bool,
 }
 
 impl IoHooks {
@@ -28,6 +29,17 @@ impl IoHooks {
         IoHooks {
             steps: AtomicU64::new(0),
             fail_at: Some(n),
+            once: false,
+        }
+    }
+
+    /// Hooks whose step number `n` alone fails (a transient error, such as
+    /// a full disk that is then cleared).
+    pub fn fail_once_at(n: u64) -> IoHooks {
+        IoHooks {
+            steps: AtomicU64::new(0),
+            fail_at: Some(n),
+            once: true,
         }
     }
 
@@ -39,7 +51,7 @@ impl IoHooks {
     fn step(&self, path: &Path) -> Result<()> {
         let n = self.steps.fetch_add(1, Ordering::Relaxed);
         match self.fail_at {
-            Some(f) if n >= f => Err(Error::io(
+            Some(f) if n == f || (n > f && !self.once) => Err(Error::io(
                 path,
                 std::io::Error::from_raw_os_error(libc::ENOSPC),
             )),

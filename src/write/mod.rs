@@ -213,13 +213,14 @@ impl IndexWriter {
 
     /// Adds a document. It becomes searchable at the next commit.
     ///
-    /// Errors: [`Error::Schema`] when a value does not fit its field (the
-    /// document is then not added); I/O errors from a flush (the buffered
-    /// documents are kept, so a later commit can retry).
+    /// Errors: [`Error::Schema`] when a value does not fit its field; I/O
+    /// errors from flushing the full buffer. On any error the document is
+    /// not added and the documents buffered before it are kept, so the call
+    /// (and a later commit) can be retried.
     pub fn add_document(&mut self, doc: &Document) -> Result<()> {
         self.buffer.validate(&self.schema, doc)?;
-        self.buffer.add(&self.schema, doc);
-        self.seq += 1;
+        // Flush a full buffer before adding, so that an error means the
+        // document was not added (and the buffered ones are kept).
         let full = self.buffer.approx_bytes() >= self.config.memory_budget
             || self
                 .config
@@ -228,6 +229,8 @@ impl IndexWriter {
         if full {
             self.flush()?;
         }
+        self.buffer.add(&self.schema, doc);
+        self.seq += 1;
         Ok(())
     }
 

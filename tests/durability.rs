@@ -1,0 +1,421 @@
+//! Crashes, full disks and damaged files: the index stays readable as the
+//! previous commit or the new one, and damage is reported, never a panic.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use quarry::write::IoHooks;
+use quarry::*;
+
+struct Fields {
+    id: FieldId,
+    body: FieldId,
+    year: FieldId,
+}
+
+fn schema() -> (Schema, Fields) {
+    let mut s = Schema::new();
+    let id = s
+        .add_field(
+            "id",
+            FieldType::I64,
+            FieldFlags {
+                stored: true,
+                indexed: true,
+                sortable: false,
+            },
+        )
+        .unwrap();
+    let body = s
+        .add_field(
+            "body",
+            FieldType::Text,
+            FieldFlags {
+                stored: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    let year = s
+        .add_field(
+            "year",
+            FieldType::I64,
+            FieldFlags {
+                sortable: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    (s, Fields { id, body, year })
+}
+
+fn doc(f: &Fields, i: i64) -> Document {
+    let mut d = Document::new();
+    let words = ["river", "stone", "quarry", "granite", "sand", "clay"];
+    let text: Vec<&str> = (0..(i % 9 + 1))
+        .map(|j| words[((i + j * j) % 6) as usize])
+        .collect();
+    d.add_i64(f.id, i)
+        .add_str(f.body, &text.join(" "))
+        .add_i64(f.year, 1900 + i % 50);
+    d
+}
+
+/// The observable state: every query's (doc, score bits) and the stored ids.
+fn state(dir: &Path, f: &Fields) -> Vec<Vec<(u64, u32)>> {
+    let s = Searcher::open(dir).expect("index must open");
+    let mut out = Vec::new();
+    for q in ["river", "stone quarry", "granite sand clay"] {
+        let hits = s
+            .search(
+                &Query::matching(f.body, q, Operator::Or),
+                &SearchRequest::top(1000),
+            )
+            .unwrap();
+        out.push(
+            hits.hits
+                .iter()
+                .map(|h| (h.doc, h.score.to_bits()))
+                .collect(),
+        );
+    }
+    out.push(
+        (0..s.max_doc())
+            .map(|d| (s.stored(d).unwrap()[0].1.as_i64().unwrap() as u64, 0))
+            .collect(),
+    );
+    out
+}
+
+fn base_index(dir: &Path) -> Fields {
+    let (schema, f) = schema();
+    let config = WriterConfig {
+        max_docs_per_segment: Some(25),
+        merge_factor: 0,
+        ..Default::default()
+    };
+    let mut w = IndexWriter::create(dir, &schema, config).unwrap();
+    for i in 0..60 {
+        w.add_document(&doc(&f, i)).unwrap();
+    }
+    w.commit().unwrap();
+    f
+}
+
+fn config(io: IoHooks) -> WriterConfig {
+    WriterConfig {
+        max_docs_per_segment: Some(25),
+        merge_factor: 0,
+        io: Arc::new(io),
+        ..Default::default()
+    }
+}
+
+/// The second commit's work: more documents and some deletes.
+fn second_commit(w: &mut IndexWriter, f: &Fields) -> Result<u64> {
+    for i in 60..130 {
+        w.add_document(&doc(f, i))?;
+    }
+    for i in (0..130).step_by(7) {
+        w.delete_term(f.id, &Value::I64(i))?;
+    }
+    w.commit()
+}
+
+#[test]
+fn a_crash_at_any_step_of_a_commit_leaves_old_or_new() {
+    // Learn the states before and after, and how many steps a commit takes.
+    let tmp = tempfile::tempdir().unwrap();
+    let f = base_index(tmp.path());
+    let old = state(tmp.path(), &f);
+    let hooks = Arc::new(IoHooks::new());
+    let mut w = IndexWriter::open(
+        tmp.path(),
+        WriterConfig {
+            io: hooks.clone(),
+            ..config(IoHooks::new())
+        },
+    )
+    .unwrap();
+    second_commit(&mut w, &f).unwrap();
+    drop(w);
+    let new = state(tmp.path(), &f);
+    assert_ne!(old, new);
+    let steps = hooks.steps();
+    assert!(steps > 10, "a commit takes several steps, got {steps}");
+
+    let mut saw_old = 0;
+    let mut saw_new = 0;
+    for n in 0..steps + 2 {
+        let tmp = tempfile::tempdir().unwrap();
+        let f = base_index(tmp.path());
+        let result = IndexWriter::open(tmp.path(), config(IoHooks::fail_at(n)))
+            .and_then(|mut w| second_commit(&mut w, &f));
+        // The writer is gone as after a crash; whatever is on disk must open.
+        let got = state(tmp.path(), &f);
+        if got == old {
+            saw_old += 1;
+            assert!(
+                result.is_err(),
+                "step {n}: commit reported success but the old state is visible"
+            );
+        } else {
+            assert_eq!(got, new, "step {n}: neither the old nor the new commit");
+            saw_new += 1;
+        }
+        // A new writer recovers: it commits and cleans up the leftovers.
+        let mut w = IndexWriter::open(tmp.path(), config(IoHooks::new())).unwrap();
+        w.commit().unwrap();
+        drop(w);
+        assert_eq!(state(tmp.path(), &f), got);
+        let files = file_names(tmp.path());
+        assert!(
+            files.iter().all(|n| !n.ends_with(".tmp")),
+            "leftovers: {files:?}"
+        );
+    }
+    assert!(saw_old > 5 && saw_new >= 1, "old {saw_old} new {saw_new}");
+}
+
+#[test]
+fn a_crash_during_merge_leaves_old_or_merged() {
+    let tmp = tempfile::tempdir().unwrap();
+    let f = base_index(tmp.path());
+    let before = state(tmp.path(), &f);
+    let hooks = Arc::new(IoHooks::new());
+    let mut w = IndexWriter::open(
+        tmp.path(),
+        WriterConfig {
+            io: hooks.clone(),
+            ..config(IoHooks::new())
+        },
+    )
+    .unwrap();
+    w.merge(1).unwrap();
+    drop(w);
+    let steps = hooks.steps();
+    assert_eq!(
+        Searcher::open(tmp.path())
+            .unwrap()
+            .snapshot()
+            .segments()
+            .len(),
+        1
+    );
+    for n in 0..steps + 1 {
+        let tmp = tempfile::tempdir().unwrap();
+        let f = base_index(tmp.path());
+        let _ =
+            IndexWriter::open(tmp.path(), config(IoHooks::fail_at(n))).and_then(|mut w| w.merge(1));
+        // No deletes: merging keeps doc numbers and scores unchanged.
+        assert_eq!(state(tmp.path(), &f), before, "step {n}");
+    }
+}
+
+#[test]
+fn a_transient_failure_loses_nothing_and_the_commit_can_be_retried() {
+    for n in [0u64, 3, 8, 15, 25] {
+        let tmp = tempfile::tempdir().unwrap();
+        let f = base_index(tmp.path());
+        let mut w = IndexWriter::open(tmp.path(), config(IoHooks::fail_once_at(n))).unwrap();
+        let mut failures = 0;
+        for i in 60..130 {
+            if w.add_document(&doc(&f, i)).is_err() {
+                failures += 1;
+                w.add_document(&doc(&f, i))
+                    .expect("retry after the transient failure");
+            }
+        }
+        for i in (0..130).step_by(7) {
+            w.delete_term(f.id, &Value::I64(i)).unwrap();
+        }
+        if w.commit().is_err() {
+            failures += 1;
+            w.commit().expect("retry after the transient failure");
+        }
+        assert_eq!(failures, 1, "step {n} fails exactly once");
+        drop(w);
+        let got = state(tmp.path(), &f);
+        let ids = &got[3];
+        // 60 + 70 documents, every 7th deleted (19 of them).
+        let s = Searcher::open(tmp.path()).unwrap();
+        assert_eq!(s.num_docs(), 130 - 19, "failure at step {n}");
+        assert!(ids.len() >= 111);
+    }
+}
+
+#[test]
+fn a_second_writer_is_refused_and_a_dead_writers_lock_is_taken_over() {
+    let tmp = tempfile::tempdir().unwrap();
+    let _f = base_index(tmp.path());
+    let w = IndexWriter::open(tmp.path(), WriterConfig::default()).unwrap();
+    assert!(matches!(
+        IndexWriter::open(tmp.path(), WriterConfig::default()),
+        Err(Error::Locked(_))
+    ));
+    drop(w);
+    // A lock file left behind (as by a killed process) does not block.
+    assert!(tmp.path().join("LOCK").exists());
+    IndexWriter::open(tmp.path(), WriterConfig::default()).unwrap();
+}
+
+fn file_names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    v.sort();
+    v
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+    }
+}
+
+/// Opens and reads everything; Ok only when every step succeeded.
+fn read_all(dir: &Path, f: &Fields) -> Result<()> {
+    let s = Searcher::open(dir)?;
+    for q in ["river", "stone quarry sand"] {
+        s.search(
+            &Query::matching(f.body, q, Operator::Or),
+            &SearchRequest::top(10),
+        )?;
+        s.search(
+            &Query::matching(f.body, q, Operator::And),
+            &SearchRequest::top(10),
+        )?;
+    }
+    let mut spec = SortSpec::new();
+    spec.push(SortKey::Field(f.year), true);
+    s.search(
+        &Query::term(f.body, "clay"),
+        &SearchRequest {
+            offset: 0,
+            limit: 5,
+            sort: Some(spec),
+        },
+    )?;
+    for d in 0..s.max_doc() {
+        s.stored(d)?;
+    }
+    Ok(())
+}
+
+fn damaged_index() -> (tempfile::TempDir, Fields) {
+    let tmp = tempfile::tempdir().unwrap();
+    let f = base_index(tmp.path());
+    let mut w = IndexWriter::open(tmp.path(), config(IoHooks::new())).unwrap();
+    second_commit(&mut w, &f).unwrap();
+    drop(w);
+    (tmp, f)
+}
+
+#[test]
+fn every_kind_of_file_reports_truncation_and_flipped_bytes() {
+    let (tmp, f) = damaged_index();
+    read_all(tmp.path(), &f).unwrap();
+    let names: Vec<String> = file_names(tmp.path())
+        .into_iter()
+        .filter(|n| n != "LOCK")
+        .collect();
+    // The newest manifest, segments and tombstones (older manifests are
+    // not read once a newer one exists).
+    let newest = names
+        .iter()
+        .filter(|n| n.starts_with("manifest-"))
+        .max()
+        .unwrap()
+        .clone();
+    let targets: Vec<&String> = names
+        .iter()
+        .filter(|n| !n.starts_with("manifest-") || **n == newest)
+        .collect();
+    assert!(targets.iter().any(|n| n.ends_with(".qsg")));
+    assert!(targets.iter().any(|n| n.ends_with(".qdl")));
+    let mut cases = 0;
+    for name in targets {
+        let len = std::fs::metadata(tmp.path().join(name)).unwrap().len() as usize;
+        let mut damages: Vec<Box<dyn Fn(&mut Vec<u8>)>> = Vec::new();
+        for cut in [0, 1, 7, 8, 12, len / 3, len / 2, len - 5, len - 1] {
+            damages.push(Box::new(move |b: &mut Vec<u8>| b.truncate(cut)));
+        }
+        for i in 0..24 {
+            let at = (i * len) / 24 + i % 3;
+            damages.push(Box::new(move |b: &mut Vec<u8>| {
+                let at = at.min(b.len() - 1);
+                b[at] ^= 0x5a;
+            }));
+        }
+        for damage in damages {
+            let copy = tempfile::tempdir().unwrap();
+            copy_dir(tmp.path(), copy.path());
+            let path: PathBuf = copy.path().join(name);
+            let mut bytes = std::fs::read(&path).unwrap();
+            damage(&mut bytes);
+            std::fs::write(&path, &bytes).unwrap();
+            match read_all(copy.path(), &f) {
+                Err(Error::Corrupt { path: p, .. })
+                | Err(Error::UnsupportedVersion { path: p, .. }) => {
+                    assert_eq!(p.file_name().unwrap().to_str().unwrap(), name);
+                }
+                other => panic!("{name}: damage not reported: {other:?}"),
+            }
+            cases += 1;
+        }
+    }
+    assert!(cases > 100);
+}
+
+#[test]
+fn a_newer_format_version_is_reported_as_such() {
+    let (tmp, f) = damaged_index();
+    for name in file_names(tmp.path()) {
+        if name == "LOCK" {
+            continue;
+        }
+        let copy = tempfile::tempdir().unwrap();
+        copy_dir(tmp.path(), copy.path());
+        let path = copy.path().join(&name);
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes[4..8].copy_from_slice(&2u32.to_le_bytes());
+        let n = bytes.len();
+        let crc = crc32(&bytes[..n - 4]);
+        bytes[n - 4..].copy_from_slice(&crc.to_le_bytes());
+        std::fs::write(&path, &bytes).unwrap();
+        let newest = file_names(copy.path())
+            .into_iter()
+            .filter(|n| n.starts_with("manifest-"))
+            .max()
+            .unwrap();
+        if name.starts_with("manifest-") && name != newest {
+            continue;
+        }
+        match read_all(copy.path(), &f) {
+            Err(Error::UnsupportedVersion {
+                found: 2,
+                supported: 1,
+                ..
+            }) => {}
+            other => panic!("{name}: {other:?}"),
+        }
+    }
+}
+
+/// CRC-32 (IEEE), bitwise; independent of the engine's implementation.
+fn crc32(bytes: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for &b in bytes {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            crc = if crc & 1 != 0 {
+                (crc >> 1) ^ 0xEDB8_8320
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    !crc
+}
