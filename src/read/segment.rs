@@ -325,7 +325,7 @@ impl SegmentReader {
                 }
             }
         }
-        while r.pos() % 4 != 0 {
+        while !r.pos().is_multiple_of(4) {
             r.u8()?;
         }
         let o0 = base + r.pos();

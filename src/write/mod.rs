@@ -165,13 +165,13 @@ impl IndexWriter {
         let exists = dir.is_dir() && latest_manifest(dir)?.is_some();
         if exists {
             let w = Self::open(dir, config)?;
-            if let Some(s) = schema {
-                if s != &w.schema {
-                    return Err(Error::Schema(format!(
-                        "the schema given differs from the schema of the index at {}",
-                        dir.display()
-                    )));
-                }
+            if let Some(s) = schema
+                && s != &w.schema
+            {
+                return Err(Error::Schema(format!(
+                    "the schema given differs from the schema of the index at {}",
+                    dir.display()
+                )));
             }
             Ok(w)
         } else {
@@ -359,10 +359,10 @@ impl IndexWriter {
                         .decode_all(&mut docs, &mut tfs)
                         .map_err(|e| reader.bad(e))?;
                     for &doc in &docs {
-                        if let Some(s) = *first_seq {
-                            if s + u64::from(doc) >= d.seq {
-                                break;
-                            }
+                        if let Some(s) = *first_seq
+                            && s + u64::from(doc) >= d.seq
+                        {
+                            break;
                         }
                         let w = &mut bits[(doc >> 6) as usize];
                         changed |= *w & (1 << (doc & 63)) == 0;
