@@ -52,8 +52,10 @@ fn run() -> Result<(), CliError> {
     use lexopt::prelude::*;
     let cmd = match p.next()? {
         None => {
-            eprint!("{USAGE}");
-            return Err(CliError::Silent(2));
+            return Err(CliError::usage(
+                None,
+                "missing a command (index, search, bench, merge, stats or help)",
+            ));
         }
         Some(Short('h') | Long("help")) => return cli::print_stdout(USAGE),
         Some(Short('V') | Long("version")) => {
