@@ -101,9 +101,9 @@ fn stats_json(dir: &Path) -> serde_json::Value {
     serde_json::from_str(&ok(&["stats", s(dir), "--format", "json"])).expect("stats json")
 }
 
-/// Names of the files in `dir`, with the contents of every file but LOCK
-/// (whose content is the last writer's pid).
-fn dir_state(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+/// Names of the files in `dir`, with the length and a hash of the contents of
+/// every file but LOCK (whose content is the last writer's pid).
+fn dir_state(dir: &Path) -> BTreeMap<String, (usize, u64)> {
     let mut m = BTreeMap::new();
     for e in std::fs::read_dir(dir).unwrap() {
         let e = e.unwrap();
@@ -113,7 +113,11 @@ fn dir_state(dir: &Path) -> BTreeMap<String, Vec<u8>> {
         } else {
             std::fs::read(e.path()).unwrap()
         };
-        m.insert(name, bytes);
+        // FNV-1a: enough to tell changed contents apart in a failure message.
+        let hash = bytes.iter().fold(0xcbf29ce484222325u64, |h, &b| {
+            (h ^ u64::from(b)).wrapping_mul(0x100000001b3)
+        });
+        m.insert(name, (bytes.len(), hash));
     }
     m
 }
@@ -687,6 +691,8 @@ fn bad_input_aborts_and_leaves_the_index_unchanged() {
         vec!["keep.txt"]
     );
     // A bad flag is a usage error and changes nothing.
+    let state = dir_state(&idx);
+    let results = search_tsv(&idx, &["--op", "or"]);
     let err = fails(
         &[
             "index",
@@ -701,6 +707,11 @@ fn bad_input_aborts_and_leaves_the_index_unchanged() {
     assert!(err.contains("--segment-docs"), "{err}");
     let err = fails(&["index", s(&idx), "--input", s(&base), "--frobnicate"], 2);
     assert!(err.contains("--frobnicate"), "{err}");
+    let err = fails(
+        &["index", s(&idx), "--input", s(&base), "--segment-docs", "0"],
+        2,
+    );
+    assert!(err.contains("--segment-docs"), "{err}");
     let err = fails(
         &[
             "index",
@@ -730,6 +741,8 @@ fn bad_input_aborts_and_leaves_the_index_unchanged() {
     );
     assert!(err.contains("blob"), "{err}");
     assert!(!fresh.exists());
+    assert_eq!(dir_state(&idx), state, "usage errors changed the index");
+    assert!(search_tsv(&idx, &["--op", "or"]) == results);
 }
 
 #[test]

@@ -361,10 +361,7 @@ impl Printer<'_> {
                 (SortKey::Score, Some(Value::F64(v))) => {
                     let _ = write!(out, "{}", *v as f32);
                 }
-                (_, Some(Value::Str(s))) => cli::tsv_escape(s, out),
-                (_, Some(v)) => {
-                    let _ = write!(out, "{v}");
-                }
+                (_, Some(v)) => write_value(v, out),
             }
         }
     }
@@ -384,6 +381,26 @@ impl Printer<'_> {
                 },
             )
             .collect()
+    }
+}
+
+/// A value for tsv and text output: strings escaped ([`cli::tsv_escape`]),
+/// f64 as the shortest decimal that round-trips, in exponent form outside
+/// 1e-5..1e16 (so 1e-300 is not three hundred zeros).
+fn write_value(v: &Value, out: &mut String) {
+    match v {
+        Value::Str(s) => cli::tsv_escape(s, out),
+        Value::I64(i) => {
+            let _ = write!(out, "{i}");
+        }
+        Value::F64(f) => {
+            let a = f.abs();
+            if a == 0.0 || (1e-5..1e16).contains(&a) {
+                let _ = write!(out, "{f}");
+            } else {
+                let _ = write!(out, "{f:e}");
+            }
+        }
     }
 }
 
@@ -499,12 +516,7 @@ fn tsv(
     for (r, hit) in hits.hits.iter().enumerate() {
         let (id, _) = pr.lookup(hit.doc, false)?;
         let _ = write!(out, "{qno}\t{class}\t{}\t", pr.offset + r + 1);
-        match &id {
-            Value::Str(s) => cli::tsv_escape(s, out),
-            v => {
-                let _ = write!(out, "{v}");
-            }
-        }
+        write_value(&id, out);
         let _ = write!(
             out,
             "\t{}\t{:08x}\t{}",
@@ -547,7 +559,9 @@ fn text(
     }
     for (r, hit) in hits.hits.iter().enumerate() {
         let (id, title) = pr.lookup(hit.doc, true)?;
-        let _ = write!(out, "{:5}. id {id}  score {}", offset + r + 1, hit.score);
+        let _ = write!(out, "{:5}. id ", offset + r + 1);
+        write_value(&id, out);
+        let _ = write!(out, "  score {}", hit.score);
         if pr.sort.is_some() {
             out.push_str("  sort ");
             pr.sort_text(hit, out);
