@@ -423,3 +423,19 @@ fn crc32(bytes: &[u8]) -> u32 {
     }
     !crc
 }
+
+#[test]
+fn dropping_a_writer_discards_its_flushed_segments() {
+    let tmp = tempfile::tempdir().unwrap();
+    let f = base_index(tmp.path());
+    let before = file_names(tmp.path());
+    let state_before = state(tmp.path(), &f);
+    let mut w = IndexWriter::open(tmp.path(), config(IoHooks::new())).unwrap();
+    for i in 100..200 {
+        w.add_document(&doc(&f, i)).unwrap();
+    }
+    assert!(file_names(tmp.path()).len() > before.len(), "segments were flushed");
+    drop(w);
+    assert_eq!(file_names(tmp.path()), before);
+    assert_eq!(state(tmp.path(), &f), state_before);
+}
