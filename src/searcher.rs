@@ -4,7 +4,7 @@ use std::cmp::Ordering;
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::collect::TopDocs;
+use crate::collect::{SortCollector, TopDocs};
 use crate::document::Value;
 use crate::error::{Error, Result};
 use crate::query::plan::{self, Node};
@@ -106,25 +106,18 @@ impl SortSpec {
         self
     }
 
-    /// Whether this is the default order: score descending, then doc ascending.
+    /// Whether this is exactly the default order: score descending, then
+    /// doc ascending.
     pub fn is_score_order(&self) -> bool {
-        matches!(
-            self.rules.as_slice(),
-            [] | [SortRule {
-                key: SortKey::Score,
-                descending: true
-            }] | [
-                SortRule {
-                    key: SortKey::Score,
-                    descending: true
-                },
-                SortRule {
-                    key: SortKey::Doc,
-                    descending: false
-                },
-                ..
-            ]
-        )
+        let score_desc = SortRule {
+            key: SortKey::Score,
+            descending: true,
+        };
+        let doc_asc = SortRule {
+            key: SortKey::Doc,
+            descending: false,
+        };
+        self.rules.is_empty() || self.rules == [score_desc] || self.rules == [score_desc, doc_asc]
     }
 }
 
@@ -137,6 +130,10 @@ pub struct SearchRequest {
     pub limit: usize,
     /// The order; `None` is score descending, doc ascending.
     pub sort: Option<SortSpec>,
+    /// Count every match exactly. When false, a path may skip documents
+    /// that cannot enter the results, and `Hits::total_hits` is then a lower
+    /// bound (flagged by `Hits::total_is_exact`).
+    pub exact_total: bool,
 }
 
 impl SearchRequest {
@@ -146,6 +143,7 @@ impl SearchRequest {
             offset: 0,
             limit,
             sort: None,
+            exact_total: true,
         }
     }
 }
@@ -155,7 +153,9 @@ impl SearchRequest {
 pub struct Hit {
     /// Document number within the searcher's snapshot.
     pub doc: u64,
-    /// BM25 score (0 for documents matched only by filters).
+    /// BM25 score (0 for documents matched only by filters, and for every
+    /// hit of a sorted search whose spec has no score rule: the score is
+    /// then never computed).
     pub score: f32,
     /// One value per sort rule (empty without a sort spec): the score as
     /// `F64`, the doc number as `I64`, or the field's value (`None` when the
@@ -172,6 +172,9 @@ pub struct Hits {
     pub total_hits: u64,
     /// Whether `total_hits` is exact (otherwise a lower bound).
     pub total_is_exact: bool,
+    /// How many BM25 scores the collector asked for (0 for a sort by
+    /// fields alone).
+    pub scored_docs: u64,
 }
 
 /// A searcher over one committed snapshot. `Send + Sync`: share it between
@@ -318,11 +321,13 @@ impl Searcher {
             hits,
             total_hits: total,
             total_is_exact: true,
+            scored_docs: total,
         })
     }
 
-    /// Sorted search by a general spec: every match is collected with its
-    /// sort values, then sorted. (The ord-array SortCollector replaces this.)
+    /// Sorted search. The exhaustive path collects every match with its
+    /// sort values and sorts them (the oracle); the others run the
+    /// [`SortCollector`] over document-at-a-time iterators.
     fn search_sorted(&self, node: &Node, req: &SearchRequest, spec: &SortSpec) -> Result<Hits> {
         for r in &spec.rules {
             if let SortKey::Field(f) = r.key {
@@ -337,26 +342,23 @@ impl Searcher {
                 }
             }
         }
+        if self.options.exec != ExecMode::Exhaustive {
+            return self.search_sort_collector(node, req, spec);
+        }
+        // Without a score rule no path reports a score (the collector never
+        // computes one), so every path returns the same hits, bit for bit.
+        let keep_score = spec.rules.iter().any(|r| r.key == SortKey::Score);
         let mut all: Vec<Hit> = Vec::new();
         for seg in self.snap.segments() {
-            let mut push = |doc: u32, score: f32| {
-                let global = seg.base + u64::from(doc);
-                all.push(Hit {
-                    doc: global,
-                    score,
-                    sort_values: sort_values(spec, seg, doc, global, score),
-                });
-            };
-            match self.options.exec {
-                ExecMode::Exhaustive => {
-                    for (doc, score) in exhaustive::evaluate(node, seg)? {
-                        if !seg.is_deleted(doc) {
-                            push(doc, score);
-                        }
-                    }
-                }
-                ExecMode::Auto | ExecMode::Daat => {
-                    daat::for_each_match(node, seg, |doc, s| push(doc, s.score()))?;
+            for (doc, score) in exhaustive::evaluate(node, seg)? {
+                let score = if keep_score { score } else { 0.0 };
+                if !seg.is_deleted(doc) {
+                    let global = seg.base + u64::from(doc);
+                    all.push(Hit {
+                        doc: global,
+                        score,
+                        sort_values: sort_values(spec, seg, doc, global, score),
+                    });
                 }
             }
         }
@@ -367,6 +369,47 @@ impl Searcher {
             hits,
             total_hits: total,
             total_is_exact: true,
+            scored_docs: total,
+        })
+    }
+
+    fn search_sort_collector(
+        &self,
+        node: &Node,
+        req: &SearchRequest,
+        spec: &SortSpec,
+    ) -> Result<Hits> {
+        let want = req
+            .offset
+            .saturating_add(req.limit)
+            .min(self.snap.max_doc() as usize);
+        let mut c = SortCollector::new(spec, self.schema(), want, !req.exact_total);
+        for (i, seg) in self.snap.segments().iter().enumerate() {
+            let Some(mut s) = daat::scorer(node, seg)? else {
+                continue;
+            };
+            c.set_segment(i as u32, seg);
+            let mut doc = s.doc();
+            while doc != daat::NO_MORE {
+                if let Some(next) = c.skip_target(doc) {
+                    doc = s.seek(next);
+                    continue;
+                }
+                if !seg.is_deleted(doc) {
+                    c.collect(doc, || s.score());
+                }
+                doc = s.advance();
+            }
+            if let Some(e) = s.error() {
+                return Err(seg.reader.bad(e));
+            }
+        }
+        let (total, exact, scored) = (c.total(), c.total_is_exact(), c.scored());
+        Ok(Hits {
+            hits: c.into_hits(req.offset),
+            total_hits: total,
+            total_is_exact: exact,
+            scored_docs: scored,
         })
     }
 }

@@ -296,6 +296,7 @@ fn read_all(dir: &Path, f: &Fields) -> Result<()> {
             offset: 0,
             limit: 5,
             sort: Some(spec),
+            exact_total: true,
         },
     )?;
     for d in 0..s.max_doc() {
@@ -434,7 +435,10 @@ fn dropping_a_writer_discards_its_flushed_segments() {
     for i in 100..200 {
         w.add_document(&doc(&f, i)).unwrap();
     }
-    assert!(file_names(tmp.path()).len() > before.len(), "segments were flushed");
+    assert!(
+        file_names(tmp.path()).len() > before.len(),
+        "segments were flushed"
+    );
     drop(w);
     assert_eq!(file_names(tmp.path()), before);
     assert_eq!(state(tmp.path(), &f), state_before);
