@@ -1,6 +1,6 @@
 //! The SortCollector: one collector for every sort specification.
 //!
-//! A [`SortSpec`](crate::SortSpec) compiles, per segment, into an array of
+//! A [`SortSpec`] compiles, per segment, into an array of
 //! comparator [`Action`]s, one per rule, specialised per ord width (through
 //! `format::ords::get_w`) and with the direction folded into the key. A
 //! candidate document is compared with the queue's bottom (worst kept hit)
@@ -25,11 +25,11 @@
 
 use std::cmp::Ordering;
 
+use crate::collect::{Hit, SortKey, SortSpec};
 use crate::document::Value;
 use crate::format::ords;
 use crate::read::{LiveSegment, SortColumn};
 use crate::schema::{FieldId, FieldType, Schema};
-use crate::searcher::{Hit, SortKey, SortSpec};
 
 /// A rule, resolved against the schema.
 #[derive(Clone, Copy, Debug)]
