@@ -434,3 +434,33 @@ fn c_tests_under_address_and_undefined_sanitizers() {
         show(&o)
     );
 }
+
+#[test]
+fn the_docs_example_compiles_and_runs() {
+    let doc = std::fs::read_to_string(root().join("docs/C-API.md")).unwrap();
+    let start = doc.find("```c\n").expect("docs/C-API.md has a C example") + 5;
+    let code = &doc[start..start + doc[start..].find("```").unwrap()];
+    let src = work_dir().join("docs_example.c");
+    std::fs::write(&src, code).unwrap();
+    let exe = work_dir().join("docs_example");
+    let lib = lib_dir();
+    let o = run(Command::new("gcc")
+        .arg("-std=c99")
+        .args(STRICT)
+        .arg("-I")
+        .arg(root().join("include"))
+        .arg(&src)
+        .arg("-o")
+        .arg(&exe)
+        .arg("-L")
+        .arg(&lib)
+        .arg(format!("-Wl,-rpath,{}", lib.display()))
+        .arg("-lquarry"));
+    assert!(
+        o.status.success(),
+        "the docs example does not compile:\n{}",
+        show(&o)
+    );
+    let o = run_program(&[], &exe, &[], &[]);
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "the quick brown fox\n");
+}
