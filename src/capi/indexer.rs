@@ -42,8 +42,15 @@ impl Handle for quarry_indexer {
 }
 
 impl Indexer {
+    pub(crate) fn new(writer: IndexWriter) -> Indexer {
+        Indexer {
+            writer,
+            busy: false,
+        }
+    }
+
     /// Runs `f` on the writer unless an earlier call panicked inside it.
-    fn run<T>(&mut self, f: impl FnOnce(&mut IndexWriter) -> CResult<T>) -> CResult<T> {
+    pub(crate) fn run<T>(&mut self, f: impl FnOnce(&mut IndexWriter) -> CResult<T>) -> CResult<T> {
         if self.busy {
             return Err(Failure::new(
                 QUARRY_INTERNAL,
@@ -197,10 +204,7 @@ pub unsafe extern "C" fn quarry_indexer_open(
         };
         check_out(out, "out")?;
         let writer = IndexWriter::open_or_create(dir, schema, WriterConfig::default())?;
-        let handle = into_handle::<quarry_indexer>(Indexer {
-            writer,
-            busy: false,
-        });
+        let handle = into_handle::<quarry_indexer>(Indexer::new(writer));
         // SAFETY: `out` was checked non-NULL; the caller guarantees it is writable.
         unsafe { write_out(out, handle) };
         Ok(())
@@ -231,10 +235,7 @@ pub unsafe extern "C" fn quarry_indexer_create(
         let schema = unsafe { handle_ref(schema, "schema") }?;
         check_out(out, "out")?;
         let writer = IndexWriter::create(dir, schema, WriterConfig::default())?;
-        let handle = into_handle::<quarry_indexer>(Indexer {
-            writer,
-            busy: false,
-        });
+        let handle = into_handle::<quarry_indexer>(Indexer::new(writer));
         // SAFETY: `out` was checked non-NULL; the caller guarantees it is writable.
         unsafe { write_out(out, handle) };
         Ok(())

@@ -261,3 +261,26 @@ fn string_arguments_are_checked() {
         assert_eq!(e.status, QUARRY_INVALID_ARGUMENT);
     }
 }
+
+#[test]
+fn an_indexer_that_panicked_refuses_further_work() {
+    use crate::{FieldFlags, FieldType, IndexWriter, Schema, WriterConfig};
+    let dir = tempfile::tempdir().unwrap();
+    let mut schema = Schema::new();
+    schema
+        .add_field("body", FieldType::Text, FieldFlags::default())
+        .unwrap();
+    let writer = IndexWriter::create(dir.path(), &schema, WriterConfig::default()).unwrap();
+    let mut ix = indexer::Indexer::new(writer);
+    assert_eq!(guard(|| ix.run(|w| Ok(w.commit().map(|_| ())?))), QUARRY_OK);
+    assert_eq!(
+        guard(|| ix.run(|_| -> CResult<()> { panic!("half-way through") })),
+        QUARRY_INTERNAL
+    );
+    assert!(last_error().contains("half-way through"));
+    assert_eq!(
+        guard(|| ix.run(|w| Ok(w.commit().map(|_| ())?))),
+        QUARRY_INTERNAL
+    );
+    assert!(last_error().contains("unusable"), "{}", last_error());
+}
