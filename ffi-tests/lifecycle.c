@@ -149,6 +149,13 @@ static void check_queries(const quarry_searcher *s) {
     h = run(s, q, NULL, 0, 0);
     CHECK(quarry_hits_len(h) == 0 && quarry_hits_total(h) == 3);
     quarry_hits_free(h);
+    /* extreme paging values are fine: no overflow, no huge allocation */
+    h = run(s, q, NULL, 0, SIZE_MAX);
+    CHECK(quarry_hits_len(h) == 3 && quarry_hits_total(h) == 3);
+    quarry_hits_free(h);
+    h = run(s, q, NULL, SIZE_MAX, SIZE_MAX);
+    CHECK(quarry_hits_len(h) == 0 && quarry_hits_total(h) == 3);
+    quarry_hits_free(h);
     quarry_query_free(q);
 
     /* brown AND NOT category:cooking */

@@ -39,13 +39,26 @@ fn cdylib() -> PathBuf {
     lib
 }
 
-/// `target/<profile>/ffi-tests`: compiled C programs, and `lib/` holding
-/// `libquarry.so` and the `libquarry.so.0` link that the SONAME asks for
-/// (cargo creates neither).
+/// `target/<profile>/ffi-tests/run-<pid>`: compiled C programs, and `lib/`
+/// holding `libquarry.so` and the `libquarry.so.0` link that the SONAME
+/// asks for (cargo creates neither). One directory per test process, so
+/// runners that start a process per test (nextest) do not race on the
+/// same files; directories of processes that are gone are removed.
 fn work_dir() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        let dir = profile_dir().join("ffi-tests");
+        let parent = profile_dir().join("ffi-tests");
+        if let Ok(entries) = std::fs::read_dir(&parent) {
+            for e in entries.flatten() {
+                let name = e.file_name().to_string_lossy().into_owned();
+                if let Some(pid) = name.strip_prefix("run-")
+                    && !Path::new("/proc").join(pid).exists()
+                {
+                    let _ = std::fs::remove_dir_all(e.path());
+                }
+            }
+        }
+        let dir = parent.join(format!("run-{}", std::process::id()));
         let lib = dir.join("lib");
         std::fs::create_dir_all(&lib).unwrap();
         for name in ["libquarry.so", "libquarry.so.0"] {
