@@ -19,24 +19,11 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// `target/<profile>`: this test binary lives in `target/<profile>/deps`,
-/// and cargo puts the cdylib it built for this run in `target/<profile>`.
-fn profile_dir() -> PathBuf {
-    let exe = std::env::current_exe().expect("current_exe");
-    exe.parent()
-        .and_then(Path::parent)
-        .expect("the test binary is in target/<profile>/deps")
-        .to_owned()
-}
+mod common;
+use common::profile_dir;
 
 fn cdylib() -> PathBuf {
-    let lib = profile_dir().join("libquarry.so");
-    assert!(
-        lib.exists(),
-        "{} is missing: the [lib] crate-type must include \"cdylib\"",
-        lib.display()
-    );
-    lib
+    common::built_library_dir().join("libquarry.so")
 }
 
 /// `target/<profile>/ffi-tests/run-<pid>`: compiled C programs, and `lib/`

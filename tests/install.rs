@@ -11,10 +11,7 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn profile_dir() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    exe.parent().and_then(Path::parent).unwrap().to_owned()
-}
+mod common;
 
 fn have(tool: &str) -> bool {
     Command::new(tool)
@@ -87,7 +84,7 @@ fn install_then_build_the_examples_with_pkg_config() {
     let o = run(Command::new("sh")
         .arg(root().join("scripts/install.sh"))
         .arg(&prefix)
-        .env("QUARRY_LIB_DIR", profile_dir())
+        .env("QUARRY_LIB_DIR", common::built_library_dir())
         .env_remove("DESTDIR")
         .env_remove("LIBDIR"));
     assert!(text(&o.stdout).contains("installed quarry 0.1.0"));
