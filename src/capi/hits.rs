@@ -305,26 +305,8 @@ pub unsafe extern "C" fn quarry_hits_stored_i64(
     field_len: usize,
     out: *mut i64,
 ) -> quarry_status {
-    guard(|| {
-        // SAFETY: the caller guarantees a live hits object; only shared access is used.
-        let hits = unsafe { handle_ref(hits, "hits") }?;
-        // SAFETY: the caller guarantees `field` is readable for `field_len` bytes.
-        let name = unsafe { str_arg(field, field_len, "field") }?;
-        check_out(out, "out")?;
-        let v = match hits.stored(index, name)? {
-            Value::I64(v) => *v,
-            v => {
-                return Err(wrong_type(
-                    &format!("field {name:?}"),
-                    v,
-                    &getter_for(v, "quarry_hits_stored"),
-                ));
-            }
-        };
-        // SAFETY: `out` was checked non-NULL; the caller guarantees it is writable.
-        unsafe { write_out(out, v) };
-        Ok(())
-    })
+    // SAFETY: the caller's guarantees are `stored_as`'s.
+    unsafe { stored_as(hits, index, field, field_len, out, Value::as_i64) }
 }
 
 /// The stored value of the f64 field `field` of hit `index`.
@@ -343,26 +325,8 @@ pub unsafe extern "C" fn quarry_hits_stored_f64(
     field_len: usize,
     out: *mut f64,
 ) -> quarry_status {
-    guard(|| {
-        // SAFETY: the caller guarantees a live hits object; only shared access is used.
-        let hits = unsafe { handle_ref(hits, "hits") }?;
-        // SAFETY: the caller guarantees `field` is readable for `field_len` bytes.
-        let name = unsafe { str_arg(field, field_len, "field") }?;
-        check_out(out, "out")?;
-        let v = match hits.stored(index, name)? {
-            Value::F64(v) => *v,
-            v => {
-                return Err(wrong_type(
-                    &format!("field {name:?}"),
-                    v,
-                    &getter_for(v, "quarry_hits_stored"),
-                ));
-            }
-        };
-        // SAFETY: `out` was checked non-NULL; the caller guarantees it is writable.
-        unsafe { write_out(out, v) };
-        Ok(())
-    })
+    // SAFETY: the caller's guarantees are `stored_as`'s.
+    unsafe { stored_as(hits, index, field, field_len, out, Value::as_f64) }
 }
 
 /// The number of sort values each hit carries: the number of rules of the
@@ -454,20 +418,8 @@ pub unsafe extern "C" fn quarry_hits_sort_value_i64(
     rule: usize,
     out: *mut i64,
 ) -> quarry_status {
-    guard(|| {
-        if hits.is_null() {
-            return Err(Failure::null("hits"));
-        }
-        check_out(out, "out")?;
-        // SAFETY: the caller guarantees a live hits object.
-        let v = match unsafe { typed_sort_value(hits, index, rule) }? {
-            Value::I64(v) => *v,
-            v => return Err(sort_type_error(rule, v)),
-        };
-        // SAFETY: `out` was checked non-NULL; the caller guarantees it is writable.
-        unsafe { write_out(out, v) };
-        Ok(())
-    })
+    // SAFETY: the caller's guarantees are `sort_value_as`'s.
+    unsafe { sort_value_as(hits, index, rule, out, Value::as_i64) }
 }
 
 /// Hit `index`'s f64 value for sort rule `rule` (score rules give the f32
@@ -486,20 +438,8 @@ pub unsafe extern "C" fn quarry_hits_sort_value_f64(
     rule: usize,
     out: *mut f64,
 ) -> quarry_status {
-    guard(|| {
-        if hits.is_null() {
-            return Err(Failure::null("hits"));
-        }
-        check_out(out, "out")?;
-        // SAFETY: the caller guarantees a live hits object.
-        let v = match unsafe { typed_sort_value(hits, index, rule) }? {
-            Value::F64(v) => *v,
-            v => return Err(sort_type_error(rule, v)),
-        };
-        // SAFETY: `out` was checked non-NULL; the caller guarantees it is writable.
-        unsafe { write_out(out, v) };
-        Ok(())
-    })
+    // SAFETY: the caller's guarantees are `sort_value_as`'s.
+    unsafe { sort_value_as(hits, index, rule, out, Value::as_f64) }
 }
 
 /// Hit `index`'s string value for sort rule `rule`, as UTF-8 bytes (not
@@ -536,6 +476,67 @@ pub unsafe extern "C" fn quarry_hits_sort_value_str(
             write_out(out_ptr, s.as_ptr().cast::<c_char>());
             write_out(out_len, s.len());
         }
+        Ok(())
+    })
+}
+
+/// The body of the typed stored-value getters: `pick` takes the wanted type
+/// out of the value, and any other type is a `QUARRY_SCHEMA` error naming
+/// the right getter.
+///
+/// # Safety
+/// `hits` is NULL or a live hits object; `field` is NULL or valid for
+/// reading `field_len` bytes; `out` is NULL or valid for writing a `T`.
+unsafe fn stored_as<T>(
+    hits: *const quarry_hits,
+    index: usize,
+    field: *const c_char,
+    field_len: usize,
+    out: *mut T,
+    pick: fn(&Value) -> Option<T>,
+) -> quarry_status {
+    guard(|| {
+        // SAFETY: the caller guarantees a live hits object; only shared access is used.
+        let hits = unsafe { handle_ref(hits, "hits") }?;
+        // SAFETY: the caller guarantees `field` is readable for `field_len` bytes.
+        let name = unsafe { str_arg(field, field_len, "field") }?;
+        check_out(out, "out")?;
+        let value = hits.stored(index, name)?;
+        let v = pick(value).ok_or_else(|| {
+            wrong_type(
+                &format!("field {name:?}"),
+                value,
+                &getter_for(value, "quarry_hits_stored"),
+            )
+        })?;
+        // SAFETY: `out` was checked non-NULL; the caller guarantees it is writable.
+        unsafe { write_out(out, v) };
+        Ok(())
+    })
+}
+
+/// The body of the typed sort-value getters (see [`stored_as`]).
+///
+/// # Safety
+/// `hits` is NULL or a live hits object; `out` is NULL or valid for
+/// writing a `T`.
+unsafe fn sort_value_as<T>(
+    hits: *const quarry_hits,
+    index: usize,
+    rule: usize,
+    out: *mut T,
+    pick: fn(&Value) -> Option<T>,
+) -> quarry_status {
+    guard(|| {
+        if hits.is_null() {
+            return Err(Failure::null("hits"));
+        }
+        check_out(out, "out")?;
+        // SAFETY: the caller guarantees a live hits object.
+        let value = unsafe { typed_sort_value(hits, index, rule) }?;
+        let v = pick(value).ok_or_else(|| sort_type_error(rule, value))?;
+        // SAFETY: `out` was checked non-NULL; the caller guarantees it is writable.
+        unsafe { write_out(out, v) };
         Ok(())
     })
 }
