@@ -132,6 +132,15 @@ impl<'a> SortColumn<'a> {
     }
 }
 
+/// The last decompressed block of stored documents.
+#[derive(Debug, Default)]
+pub struct StoredCache {
+    block: Option<usize>,
+    first: u32,
+    buf: Vec<u8>,
+    ranges: Vec<(usize, usize)>,
+}
+
 /// A memory-mapped segment file.
 pub struct SegmentReader {
     path: PathBuf,
@@ -279,8 +288,10 @@ impl SegmentReader {
 
         // Stored.
         let stored = sec(segment::SECTION_STORED)?;
-        if stored.1 - stored.0 < (doc_count as usize + 1) * 8 {
-            return Err(corrupt("stored section shorter than its offsets".into()));
+        if !segment::StoredBlocks::view(&bytes[stored.0..stored.1], doc_count)
+            .is_some_and(|b| b.validate())
+        {
+            return Err(corrupt("stored block index out of range".into()));
         }
 
         // Sort columns.
@@ -561,32 +572,38 @@ impl SegmentReader {
         })
     }
 
-    /// The raw stored bytes of `doc`.
-    pub fn stored_bytes(&self, doc: u32) -> Result<&[u8]> {
-        let (s0, s1) = self.stored;
-        let offs = |i: usize| {
-            let at = s0 + i * 8;
-            u64::from_le_bytes(self.map[at..at + 8].try_into().expect("8")) as usize
-        };
+    /// The raw stored bytes of `doc`, decompressing its block into `cache`
+    /// unless the cache already holds it (reading documents in order
+    /// decompresses each block once).
+    pub fn stored_bytes<'c>(&self, doc: u32, cache: &'c mut StoredCache) -> Result<&'c [u8]> {
         if doc >= self.doc_count {
             return Err(Error::InvalidArgument(format!(
                 "document {doc} out of range"
             )));
         }
-        let blob = s0 + (self.doc_count as usize + 1) * 8;
-        let (a, b) = (offs(doc as usize), offs(doc as usize + 1));
-        if a > b || blob + b > s1 {
-            return Err(Error::corrupt(
-                &self.path,
-                format!("stored offsets of document {doc} out of range"),
-            ));
+        let blocks = segment::StoredBlocks::view(&self.map[self.stored.0..self.stored.1], self.doc_count)
+            .expect("checked when the segment was opened");
+        let b = blocks.block_of(doc);
+        if cache.block != Some(b) {
+            cache.block = None;
+            cache.first = blocks
+                .decode(b, &mut cache.buf, &mut cache.ranges)
+                .ok_or_else(|| {
+                    Error::corrupt(&self.path, format!("stored block {b} is malformed"))
+                })?;
+            cache.block = Some(b);
         }
-        Ok(&self.map[blob + a..blob + b])
+        let (a, e) = *cache
+            .ranges
+            .get((doc - cache.first) as usize)
+            .ok_or_else(|| Error::corrupt(&self.path, format!("stored block {b} lacks document {doc}")))?;
+        Ok(&cache.buf[a..e])
     }
 
     /// The stored values of `doc`.
     pub fn stored(&self, doc: u32) -> Result<Vec<(FieldId, Value)>> {
-        let bytes = self.stored_bytes(doc)?;
+        let mut cache = StoredCache::default();
+        let bytes = self.stored_bytes(doc, &mut cache)?;
         segment::get_stored_values(bytes)
             .map(|v| v.into_iter().map(|(f, v)| (FieldId(f), v)).collect())
             .ok_or_else(|| {

@@ -280,12 +280,9 @@ impl SegmentWriter {
         self.file
             .begin_section(segment::SECTION_STORED)
             .map_err(ioe)?;
-        let mut offs = Vec::with_capacity(parts.stored_offsets.len() * 8);
-        for o in parts.stored_offsets {
-            offs.extend_from_slice(&o.to_le_bytes());
-        }
-        self.file.write(&offs).map_err(ioe)?;
-        self.file.write(parts.stored_blob).map_err(ioe)?;
+        let mut stored = Vec::new();
+        segment::encode_stored(parts.stored_offsets, parts.stored_blob, &mut stored);
+        self.file.write(&stored).map_err(ioe)?;
         self.file.end_section();
 
         let mut sort = Vec::new();
