@@ -19,12 +19,17 @@
 //!
 //! ```text
 //! impacts_len u32 | blocks_len u32
-//! skip:   nblocks  x { last_doc u32, block_off u32, impact_off u32 }
-//! level2: nl2      x { last_doc u32, impact_off u32 }
+//! skip:   nblocks  x { last_doc u32, block_delta u16, impact_delta u16 }
+//! level2: nl2      x { last_doc u32, impact_off u32, block_base u32, impact_base u32 }
 //! impacts: impacts_len bytes, each entry: count u8, count x { tf varint, norm u8 }
 //! blocks: packed blocks { doc_bits u8, tf_bits u8, docs, tfs }, then the tail
 //! tail:   (n % BLOCK_LEN) x { doc delta varint, tf varint }
 //! ```
+//!
+//! A block's bytes start at `block_base + block_delta` of its second-level
+//! group (blocks `32g .. 32g + 32`), its impacts at `impact_base +
+//! impact_delta`; a group's blocks and impacts always fit in 64 KiB, so the
+//! per-block skip entry takes 8 bytes.
 //!
 //! Doc deltas in the tail are `doc - prev - 1`, with `prev` the last doc of
 //! the previous block (the first doc of a list is stored as itself).
@@ -40,8 +45,8 @@ pub const L2_BLOCKS: usize = 32;
 /// dominating pair (max tf, min norm).
 pub const MAX_IMPACTS: usize = 12;
 
-const SKIP_ENTRY: usize = 12;
-const L2_ENTRY: usize = 8;
+const SKIP_ENTRY: usize = 8;
+const L2_ENTRY: usize = 16;
 const REGION_HEADER: usize = 8;
 
 /// A (term frequency, norm byte) pair: a document with this tf and this
@@ -116,11 +121,18 @@ pub fn encode(
     let mut l2_pairs = Vec::new();
     let mut buf = [0u32; BLOCK_LEN];
     let mut packed = [0u8; 4 * BLOCK_LEN];
+    let (mut block_base, mut impact_base) = (0usize, 0usize);
     for b in 0..nblocks {
         let lo = b * BLOCK_LEN;
         let hi = (lo + BLOCK_LEN).min(n);
         let prev = if b == 0 { None } else { Some(docs[lo - 1]) };
-        let block_off = u32::try_from(blocks.len()).map_err(|_| TooLarge)?;
+        if b % L2_BLOCKS == 0 {
+            block_base = blocks.len();
+            impact_base = impacts.len();
+        }
+        // 32 blocks of at most 2 + 4 * BLOCK_LEN bytes, 32 impact entries of
+        // at most 1 + 6 * MAX_IMPACTS bytes: both fit in a u16.
+        let block_delta = u16::try_from(blocks.len() - block_base).expect("group fits in 64 KiB");
         if hi - lo == BLOCK_LEN {
             let d = &docs[lo..hi];
             let doc_bits = packer.num_bits_strictly_sorted(prev, d);
@@ -149,11 +161,12 @@ pub fn encode(
         );
         pareto_frontier(&mut pairs);
         l2_pairs.extend_from_slice(&pairs);
-        let impact_off = u32::try_from(impacts.len()).map_err(|_| TooLarge)?;
+        let impact_delta =
+            u16::try_from(impacts.len() - impact_base).expect("group fits in 64 KiB");
         put_impacts(&mut impacts, &pairs);
         skip.extend_from_slice(&docs[hi - 1].to_le_bytes());
-        skip.extend_from_slice(&block_off.to_le_bytes());
-        skip.extend_from_slice(&impact_off.to_le_bytes());
+        skip.extend_from_slice(&block_delta.to_le_bytes());
+        skip.extend_from_slice(&impact_delta.to_le_bytes());
         if (b + 1) % L2_BLOCKS == 0 || b + 1 == nblocks {
             pareto_frontier(&mut l2_pairs);
             let impact_off = u32::try_from(impacts.len()).map_err(|_| TooLarge)?;
@@ -161,6 +174,16 @@ pub fn encode(
             l2_pairs.clear();
             l2.extend_from_slice(&docs[hi - 1].to_le_bytes());
             l2.extend_from_slice(&impact_off.to_le_bytes());
+            l2.extend_from_slice(
+                &u32::try_from(block_base)
+                    .map_err(|_| TooLarge)?
+                    .to_le_bytes(),
+            );
+            l2.extend_from_slice(
+                &u32::try_from(impact_base)
+                    .map_err(|_| TooLarge)?
+                    .to_le_bytes(),
+            );
         }
     }
     let impacts_len = u32::try_from(impacts.len()).map_err(|_| TooLarge)?;
@@ -208,6 +231,11 @@ pub struct Postings<'a> {
 #[inline]
 fn le32(b: &[u8], off: usize) -> u32 {
     u32::from_le_bytes([b[off], b[off + 1], b[off + 2], b[off + 3]])
+}
+
+#[inline]
+fn le16(b: &[u8], off: usize) -> usize {
+    usize::from(u16::from_le_bytes([b[off], b[off + 1]]))
 }
 
 impl<'a> Postings<'a> {
@@ -303,9 +331,17 @@ impl<'a> Postings<'a> {
         le32(self.l2, i * L2_ENTRY)
     }
 
+    /// Offset of block `b`'s bytes within the blocks area (skip data only).
+    #[inline]
+    fn block_off(&self, b: usize) -> usize {
+        let g = b / L2_BLOCKS;
+        le32(self.l2, g * L2_ENTRY + 8) as usize + le16(self.skip, b * SKIP_ENTRY + 4)
+    }
+
     /// Impacts of block `b` (skip data only).
     pub fn block_impacts(&self, b: usize, out: &mut Vec<Impact>) -> Result<(), BadPostings> {
-        let off = le32(self.skip, b * SKIP_ENTRY + 8) as usize;
+        let g = b / L2_BLOCKS;
+        let off = le32(self.l2, g * L2_ENTRY + 12) as usize + le16(self.skip, b * SKIP_ENTRY + 6);
         read_impacts(self.impacts, off, out)
     }
 
@@ -334,11 +370,11 @@ impl<'a> Postings<'a> {
             let start = if self.skip.is_empty() {
                 0
             } else {
-                le32(self.skip, b * SKIP_ENTRY + 4) as usize
+                self.block_off(b)
             };
             return self.decode_tail(start, prev, len, docs, tfs);
         }
-        let off = le32(self.skip, b * SKIP_ENTRY + 4) as usize;
+        let off = self.block_off(b);
         let (doc_bits, _, data) = self.packed_block(off)?;
         let last = le32(self.skip, b * SKIP_ENTRY);
         // Strict-delta decoding adds at least one per document, so without
@@ -374,7 +410,7 @@ impl<'a> Postings<'a> {
 
     /// Decodes the term frequencies of packed block `b` into `tfs`.
     pub fn decode_tfs(&self, b: usize, tfs: &mut [u32; BLOCK_LEN]) -> Result<(), BadPostings> {
-        let off = le32(self.skip, b * SKIP_ENTRY + 4) as usize;
+        let off = self.block_off(b);
         let (doc_bits, tf_bits, data) = self.packed_block(off)?;
         let doc_bytes = BLOCK_LEN * doc_bits as usize / 8;
         BitPacker4x::new().decompress(&data[doc_bytes..], tfs, tf_bits);

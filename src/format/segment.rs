@@ -213,7 +213,9 @@ pub fn encode_stored(offsets: &[u64], blob: &[u8], out: &mut Vec<u8>) {
     while first < doc_count {
         let mut last = first;
         let start = offsets[first] as usize;
-        while last < doc_count && (last == first || offsets[last] as usize - start < STORED_BLOCK_BYTES) {
+        while last < doc_count
+            && (last == first || offsets[last] as usize - start < STORED_BLOCK_BYTES)
+        {
             last += 1;
         }
         raw.clear();
@@ -251,7 +253,11 @@ impl<'a> StoredBlocks<'a> {
         let n = u32::from_le_bytes(section.get(..4)?.try_into().ok()?) as usize;
         let index = section.get(4..4 + n.checked_mul(STORED_ENTRY)?)?;
         let data = &section[4 + n * STORED_ENTRY..];
-        Some(StoredBlocks { index, data, doc_count })
+        Some(StoredBlocks {
+            index,
+            data,
+            doc_count,
+        })
     }
 
     /// Checks the block index: the first block starts at doc 0 and offset
@@ -289,17 +295,34 @@ impl<'a> StoredBlocks<'a> {
         let (mut lo, mut hi) = (0, self.len());
         while hi - lo > 1 {
             let mid = (lo + hi) / 2;
-            if self.entry(mid).0 <= doc { lo = mid } else { hi = mid }
+            if self.entry(mid).0 <= doc {
+                lo = mid
+            } else {
+                hi = mid
+            }
         }
         lo
     }
 
     /// Decompresses block `b` into `buf`; returns its first document and the
     /// byte ranges (within `buf`) of its documents.
-    pub fn decode(&self, b: usize, buf: &mut Vec<u8>, ranges: &mut Vec<(usize, usize)>) -> Option<u32> {
+    pub fn decode(
+        &self,
+        b: usize,
+        buf: &mut Vec<u8>,
+        ranges: &mut Vec<(usize, usize)>,
+    ) -> Option<u32> {
         let (first, off) = self.entry(b);
-        let end = if b + 1 < self.len() { self.entry(b + 1).1 } else { self.data.len() as u64 };
-        let next_doc = if b + 1 < self.len() { self.entry(b + 1).0 } else { self.doc_count };
+        let end = if b + 1 < self.len() {
+            self.entry(b + 1).1
+        } else {
+            self.data.len() as u64
+        };
+        let next_doc = if b + 1 < self.len() {
+            self.entry(b + 1).0
+        } else {
+            self.doc_count
+        };
         let bytes = self.data.get(off as usize..end as usize)?;
         let raw_len = u32::from_le_bytes(bytes.get(..4)?.try_into().ok()?) as usize;
         // LZ4 expands at most about 255 to 1: a larger claim is damage.
@@ -380,7 +403,12 @@ mod tests {
         }
         let mut section = Vec::new();
         encode_stored(&offsets, &blob, &mut section);
-        assert!(section.len() < blob.len() / 2, "compressed {} of {}", section.len(), blob.len());
+        assert!(
+            section.len() < blob.len() / 2,
+            "compressed {} of {}",
+            section.len(),
+            blob.len()
+        );
         let blocks = StoredBlocks::view(&section, docs.len() as u32).unwrap();
         assert!(blocks.validate());
         let (mut buf, mut ranges) = (Vec::new(), Vec::new());

@@ -581,8 +581,9 @@ impl SegmentReader {
                 "document {doc} out of range"
             )));
         }
-        let blocks = segment::StoredBlocks::view(&self.map[self.stored.0..self.stored.1], self.doc_count)
-            .expect("checked when the segment was opened");
+        let blocks =
+            segment::StoredBlocks::view(&self.map[self.stored.0..self.stored.1], self.doc_count)
+                .expect("checked when the segment was opened");
         let b = blocks.block_of(doc);
         if cache.block != Some(b) {
             cache.block = None;
@@ -596,7 +597,9 @@ impl SegmentReader {
         let (a, e) = *cache
             .ranges
             .get((doc - cache.first) as usize)
-            .ok_or_else(|| Error::corrupt(&self.path, format!("stored block {b} lacks document {doc}")))?;
+            .ok_or_else(|| {
+                Error::corrupt(&self.path, format!("stored block {b} lacks document {doc}"))
+            })?;
         Ok(&cache.buf[a..e])
     }
 
