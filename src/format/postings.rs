@@ -26,6 +26,12 @@
 //! tail:   (n % BLOCK_LEN) x { doc delta varint, tf varint }
 //! ```
 //!
+//! A packed block is `doc_bits u8, tf_bits u8`, the doc ids packed at
+//! `doc_bits`, the low `tf_bits` bits of each frequency minus one packed at
+//! `tf_bits`, then `u8 count` exceptions `{ u8 index, varint high_bits }`
+//! for the frequencies that need more bits (patched frame of reference;
+//! [`pfor_bits`] picks the width that minimises the block's bytes).
+//!
 //! A block's bytes start at `block_base + block_delta` of its second-level
 //! group (blocks `32g .. 32g + 32`), its impacts at `impact_base +
 //! impact_delta`; a group's blocks and impacts always fit in 64 KiB, so the
@@ -139,13 +145,30 @@ pub fn encode(
             for (o, &t) in buf.iter_mut().zip(&tfs[lo..hi]) {
                 *o = t - 1;
             }
-            let tf_bits = packer.num_bits(&buf);
+            let tf_bits = pfor_bits(&buf);
             blocks.push(doc_bits);
             blocks.push(tf_bits);
             let len = packer.compress_strictly_sorted(prev, d, &mut packed, doc_bits);
             blocks.extend_from_slice(&packed[..len]);
+            // Frequencies: the low `tf_bits` bits packed, the rest as exceptions.
+            let mut exceptions = [(0u8, 0u32); BLOCK_LEN];
+            let mut n_exc = 0;
+            if tf_bits < 32 {
+                for (i, v) in buf.iter_mut().enumerate() {
+                    if *v >> tf_bits != 0 {
+                        exceptions[n_exc] = (i as u8, *v >> tf_bits);
+                        n_exc += 1;
+                        *v &= (1 << tf_bits) - 1;
+                    }
+                }
+            }
             let len = packer.compress(&buf, &mut packed, tf_bits);
             blocks.extend_from_slice(&packed[..len]);
+            blocks.push(n_exc as u8);
+            for &(i, high) in &exceptions[..n_exc] {
+                blocks.push(i);
+                super::put_varint(&mut blocks, u64::from(high));
+            }
         } else {
             encode_tail(&docs[lo..hi], &tfs[lo..hi], prev, &mut blocks);
         }
@@ -195,6 +218,31 @@ pub fn encode(
     out.extend_from_slice(&impacts);
     out.extend_from_slice(&blocks);
     Ok(())
+}
+
+/// The bit width for a block of frequencies (minus one) that minimises
+/// its bytes: `16 * bits` packed, plus per value that does not fit an
+/// exception of one index byte and a varint of its high bits (patched
+/// frame of reference). One rare large frequency no longer widens all 128.
+fn pfor_bits(values: &[u32; BLOCK_LEN]) -> u8 {
+    // How many values need exactly `len` bits.
+    let mut by_len = [0usize; 33];
+    for &v in values {
+        by_len[(32 - v.leading_zeros()) as usize] += 1;
+    }
+    let max = by_len.iter().rposition(|&c| c > 0).unwrap_or(0);
+    let mut best = (usize::MAX, max as u8);
+    for b in 0..=max {
+        let mut cost = 16 * b;
+        for (len, &count) in by_len.iter().enumerate().skip(b + 1) {
+            // Index byte plus the varint of `len - b` high bits.
+            cost += count * (1 + (len - b).div_ceil(7));
+        }
+        if cost < best.0 {
+            best = (cost, b as u8);
+        }
+    }
+    best.1
 }
 
 fn encode_tail(docs: &[u32], tfs: &[u32], prev: Option<u32>, out: &mut Vec<u8>) {
@@ -282,6 +330,17 @@ impl<'a> Postings<'a> {
             impacts: &region[l2_end..impacts_end],
             blocks: &region[impacts_end..blocks_end],
         })
+    }
+
+    /// Bytes of (skip entries, second-level entries, impacts, blocks), for
+    /// statistics.
+    pub fn byte_sizes(&self) -> [usize; 4] {
+        [
+            self.skip.len(),
+            self.l2.len(),
+            self.impacts.len(),
+            self.blocks.len(),
+        ]
     }
 
     /// Document frequency.
@@ -414,6 +473,30 @@ impl<'a> Postings<'a> {
         let (doc_bits, tf_bits, data) = self.packed_block(off)?;
         let doc_bytes = BLOCK_LEN * doc_bits as usize / 8;
         BitPacker4x::new().decompress(&data[doc_bytes..], tfs, tf_bits);
+        // Patch the exceptions that follow the packed frequencies.
+        let mut pos = off + 2 + data.len();
+        let count = *self
+            .blocks
+            .get(pos)
+            .ok_or(BadPostings("truncated exceptions"))?;
+        pos += 1;
+        for _ in 0..count {
+            let i = *self
+                .blocks
+                .get(pos)
+                .ok_or(BadPostings("truncated exceptions"))? as usize;
+            pos += 1;
+            let high = super::get_varint(self.blocks, &mut pos)
+                .ok_or(BadPostings("bad exception varint"))?;
+            if high > u64::from(u32::MAX) >> tf_bits {
+                return Err(BadPostings("exception out of range"));
+            }
+            let v = high << tf_bits;
+            let slot = tfs
+                .get_mut(i)
+                .ok_or(BadPostings("exception index out of range"))?;
+            *slot |= v as u32;
+        }
         for t in tfs.iter_mut() {
             *t = t.wrapping_add(1);
         }
@@ -572,6 +655,40 @@ mod tests {
         round_trip(&docs, &vec![u32::MAX; 300], 300);
         let docs: Vec<u32> = (0..200u32).map(|i| i * 10_000_000).collect();
         round_trip(&docs, &vec![1; 200], u32::MAX);
+    }
+
+    #[test]
+    fn rare_large_frequencies_become_exceptions() {
+        // Mostly 1, a few huge: the packed width stays small.
+        let docs: Vec<u32> = (0..512).collect();
+        let tfs: Vec<u32> = (0..512u32)
+            .map(|i| match i % 61 {
+                0 => 1_000_000 + i,
+                7 => u32::MAX,
+                _ => 1 + i % 2,
+            })
+            .collect();
+        round_trip(&docs, &tfs, 512);
+        let mut plain = [0u32; BLOCK_LEN];
+        plain[3] = 5000;
+        plain[100] = 1;
+        assert_eq!(
+            pfor_bits(&plain),
+            0,
+            "two nonzero values are cheaper as exceptions"
+        );
+        assert_eq!(pfor_bits(&[7u32; BLOCK_LEN]), 3);
+        assert_eq!(pfor_bits(&[0u32; BLOCK_LEN]), 0);
+        let mut region = Vec::new();
+        encode(&docs, &tfs, |_| 0, &mut region).unwrap();
+        let mut uniform = Vec::new();
+        encode(&docs, &vec![u32::MAX; 512], |_| 0, &mut uniform).unwrap();
+        assert!(
+            region.len() * 2 < uniform.len(),
+            "{} vs {}",
+            region.len(),
+            uniform.len()
+        );
     }
 
     #[test]
