@@ -47,9 +47,10 @@ use bitpacking::{BitPacker, BitPacker4x};
 pub const BLOCK_LEN: usize = BitPacker4x::BLOCK_LEN;
 /// Blocks summarised by one second-level skip entry.
 pub const L2_BLOCKS: usize = 32;
-/// Longest stored impact frontier; a longer one is replaced by the single
-/// dominating pair (max tf, min norm).
-pub const MAX_IMPACTS: usize = 12;
+/// Longest stored impact frontier. A longer one is cut into this many runs
+/// of neighbours, each replaced by the corner pair that dominates it (the
+/// run's max tf with its min norm).
+pub const MAX_IMPACTS: usize = 8;
 
 const SKIP_ENTRY: usize = 8;
 const L2_ENTRY: usize = 16;
@@ -66,8 +67,9 @@ pub struct Impact {
 }
 
 /// The Pareto frontier of `pairs`: no kept pair has both a smaller tf and a
-/// larger norm than another. Sorted by tf descending. Capped at
-/// [`MAX_IMPACTS`] by falling back to the dominating pair.
+/// larger norm than another. Sorted by tf descending (so norm descending).
+/// Capped at [`MAX_IMPACTS`] by merging runs of neighbours into the pair
+/// that dominates each run, so every input pair stays dominated.
 pub fn pareto_frontier(pairs: &mut Vec<Impact>) {
     pairs.sort_unstable_by(|a, b| b.tf.cmp(&a.tf).then(a.norm.cmp(&b.norm)));
     let mut min_norm = u16::MAX;
@@ -79,16 +81,27 @@ pub fn pareto_frontier(pairs: &mut Vec<Impact>) {
             false
         }
     });
-    if pairs.len() > MAX_IMPACTS {
-        let tf = pairs[0].tf;
-        let norm = pairs[pairs.len() - 1].norm;
-        pairs.clear();
-        pairs.push(Impact { tf, norm });
+    let n = pairs.len();
+    if n > MAX_IMPACTS {
+        let merged: Vec<Impact> = (0..MAX_IMPACTS)
+            .map(|r| {
+                let (lo, hi) = (r * n / MAX_IMPACTS, (r + 1) * n / MAX_IMPACTS);
+                Impact {
+                    tf: pairs[lo].tf,
+                    norm: pairs[hi - 1].norm,
+                }
+            })
+            .collect();
+        *pairs = merged;
     }
 }
 
-fn put_impacts(out: &mut Vec<u8>, impacts: &[Impact]) {
-    out.push(impacts.len() as u8);
+/// Appends impact pairs; `with_count` prefixes their number (second-level
+/// entries; a block's count lives in its skip entry).
+fn put_impacts(out: &mut Vec<u8>, impacts: &[Impact], with_count: bool) {
+    if with_count {
+        out.push(impacts.len() as u8);
+    }
     for i in impacts {
         super::put_varint(out, u64::from(i.tf));
         out.push(i.norm);
@@ -136,8 +149,8 @@ pub fn encode(
             block_base = blocks.len();
             impact_base = impacts.len();
         }
-        // 32 blocks of at most 2 + 4 * BLOCK_LEN bytes, 32 impact entries of
-        // at most 1 + 6 * MAX_IMPACTS bytes: both fit in a u16.
+        // 32 blocks of at most 2 + 4 * BLOCK_LEN bytes plus exceptions fit
+        // in a u16.
         let block_delta = u16::try_from(blocks.len() - block_base).expect("group fits in 64 KiB");
         if hi - lo == BLOCK_LEN {
             let d = &docs[lo..hi];
@@ -184,16 +197,20 @@ pub fn encode(
         );
         pareto_frontier(&mut pairs);
         l2_pairs.extend_from_slice(&pairs);
-        let impact_delta =
-            u16::try_from(impacts.len() - impact_base).expect("group fits in 64 KiB");
-        put_impacts(&mut impacts, &pairs);
+        // The skip entry's impact field: the count in the top 4 bits, the
+        // offset from the group's base in the low 12 (32 entries of at most
+        // 6 * MAX_IMPACTS bytes stay below 4096).
+        let delta = impacts.len() - impact_base;
+        debug_assert!(delta < 1 << 12 && (1..=MAX_IMPACTS).contains(&pairs.len()));
+        let impact_delta = ((pairs.len() << 12) | delta) as u16;
+        put_impacts(&mut impacts, &pairs, false);
         skip.extend_from_slice(&docs[hi - 1].to_le_bytes());
         skip.extend_from_slice(&block_delta.to_le_bytes());
         skip.extend_from_slice(&impact_delta.to_le_bytes());
         if (b + 1) % L2_BLOCKS == 0 || b + 1 == nblocks {
             pareto_frontier(&mut l2_pairs);
             let impact_off = u32::try_from(impacts.len()).map_err(|_| TooLarge)?;
-            put_impacts(&mut impacts, &l2_pairs);
+            put_impacts(&mut impacts, &l2_pairs, true);
             l2_pairs.clear();
             l2.extend_from_slice(&docs[hi - 1].to_le_bytes());
             l2.extend_from_slice(&impact_off.to_le_bytes());
@@ -400,14 +417,15 @@ impl<'a> Postings<'a> {
     /// Impacts of block `b` (skip data only).
     pub fn block_impacts(&self, b: usize, out: &mut Vec<Impact>) -> Result<(), BadPostings> {
         let g = b / L2_BLOCKS;
-        let off = le32(self.l2, g * L2_ENTRY + 12) as usize + le16(self.skip, b * SKIP_ENTRY + 6);
-        read_impacts(self.impacts, off, out)
+        let field = le16(self.skip, b * SKIP_ENTRY + 6);
+        let off = le32(self.l2, g * L2_ENTRY + 12) as usize + (field & 0xfff);
+        read_impacts(self.impacts, off, Some(field >> 12), out)
     }
 
     /// Impacts summarising the blocks of second-level entry `i`.
     pub fn l2_impacts(&self, i: usize, out: &mut Vec<Impact>) -> Result<(), BadPostings> {
         let off = le32(self.l2, i * L2_ENTRY + 4) as usize;
-        read_impacts(self.impacts, off, out)
+        read_impacts(self.impacts, off, None, out)
     }
 
     /// Decodes the doc ids of block `b` into `docs` (and, for a tail, the
@@ -578,13 +596,24 @@ impl<'a> Postings<'a> {
     }
 }
 
-fn read_impacts(bytes: &[u8], off: usize, out: &mut Vec<Impact>) -> Result<(), BadPostings> {
+/// Reads the impacts at `off`: `count` pairs, or a count byte first.
+fn read_impacts(
+    bytes: &[u8],
+    off: usize,
+    count: Option<usize>,
+    out: &mut Vec<Impact>,
+) -> Result<(), BadPostings> {
     out.clear();
     let mut pos = off;
-    let count = *bytes
-        .get(pos)
-        .ok_or(BadPostings("impact offset out of range"))? as usize;
-    pos += 1;
+    let count = match count {
+        Some(c) => c,
+        None => {
+            pos += 1;
+            *bytes
+                .get(off)
+                .ok_or(BadPostings("impact offset out of range"))? as usize
+        }
+    };
     if count == 0 || count > MAX_IMPACTS {
         return Err(BadPostings("impact count out of range"));
     }
@@ -715,8 +744,17 @@ mod tests {
                 norm: i as u8,
             })
             .collect();
+        let before = long.clone();
         pareto_frontier(&mut long);
-        assert_eq!(long, vec![Impact { tf: 40, norm: 0 }]);
+        assert_eq!(long.len(), MAX_IMPACTS);
+        assert_eq!(long[0], Impact { tf: 40, norm: 35 });
+        assert_eq!(long[MAX_IMPACTS - 1], Impact { tf: 5, norm: 0 });
+        for p in before {
+            assert!(
+                long.iter().any(|q| q.tf >= p.tf && q.norm <= p.norm),
+                "{p:?} not dominated"
+            );
+        }
     }
 
     #[test]
