@@ -507,12 +507,8 @@ impl<'a> SortCollector<'a> {
 
 fn slot_value(ty: FieldType, s: &Slot) -> Value {
     match ty {
-        FieldType::I64 => Value::I64((s.num ^ (1 << 63)) as i64),
-        FieldType::F64 => Value::F64(f64::from_bits(if s.num >> 63 == 1 {
-            s.num & !(1 << 63)
-        } else {
-            !s.num
-        })),
+        FieldType::I64 => Value::I64(ords::key_to_i64(s.num)),
+        FieldType::F64 => Value::F64(ords::key_to_f64(s.num)),
         _ => Value::Str(s.text.clone()),
     }
 }

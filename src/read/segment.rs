@@ -59,15 +59,12 @@ impl<'a> SortColumn<'a> {
     /// An order-preserving `u64` of a numeric value of ord `o` (`i64`:
     /// sign bit flipped; `f64`: IEEE total order). `None` for strings.
     pub fn numeric_key(&self, o: u32) -> Option<u64> {
-        let o = o as usize;
-        let raw = u64::from_le_bytes(self.values.get(o * 8..o * 8 + 8)?.try_into().ok()?);
         match self.ty {
-            FieldType::I64 => Some(raw ^ (1 << 63)),
-            FieldType::F64 => Some(if raw >> 63 == 1 {
-                !raw
-            } else {
-                raw | (1 << 63)
-            }),
+            FieldType::I64 | FieldType::F64 => Some(ords::key_at(
+                self.values,
+                self.cardinality as usize,
+                o as usize,
+            )),
             _ => None,
         }
     }
@@ -100,15 +97,10 @@ impl<'a> SortColumn<'a> {
 
     /// The value of ord `o` (`o < cardinality`).
     pub fn value(&self, o: u32) -> Value {
-        let o = o as usize;
         match self.ty {
-            FieldType::I64 => Value::I64(i64::from_le_bytes(
-                self.values[o * 8..o * 8 + 8].try_into().expect("8"),
-            )),
-            FieldType::F64 => Value::F64(f64::from_bits(u64::from_le_bytes(
-                self.values[o * 8..o * 8 + 8].try_into().expect("8"),
-            ))),
-            _ => Value::Str(self.str_value(o).to_owned()),
+            FieldType::I64 => Value::I64(ords::key_to_i64(self.numeric_key(o).expect("numeric"))),
+            FieldType::F64 => Value::F64(ords::key_to_f64(self.numeric_key(o).expect("numeric"))),
+            _ => Value::Str(self.str_value(o as usize).to_owned()),
         }
     }
 
@@ -363,8 +355,8 @@ impl SegmentReader {
         let values = r.bytes(values_len)?;
         match def.ty {
             FieldType::I64 | FieldType::F64 => {
-                if values.len() != cardinality as usize * 8 {
-                    return Err(r.err("sort values length disagrees with cardinality"));
+                if !ords::check_keys(values, cardinality as usize) {
+                    return Err(r.err("sort values out of range"));
                 }
             }
             _ => {
