@@ -2,11 +2,11 @@
 //!
 //! A term's postings are its documents in ascending order with their term
 //! frequencies. A list of `n` documents is cut into `ceil(n / BLOCK_LEN)`
-//! blocks. Every block but a partial last one is *packed*: the doc-id deltas
-//! with `bitpacking`'s strictly-sorted `BitPacker4x` codec, then the
-//! frequencies minus one with the plain codec, so a reader can decode the
-//! doc ids without touching the frequencies. A partial last block (the
-//! *tail*) is varint pairs.
+//! blocks. Every block but a partial last one is *packed* as two patched
+//! frame-of-reference runs ([`put_pfor`]): first the doc-id gaps minus one,
+//! then the frequencies minus one, so a reader can decode the doc ids
+//! without touching the frequencies. A partial last block (the *tail*) is
+//! varint pairs.
 //!
 //! A list shorter than one block is only its tail. A longer one starts with
 //! skip data: per block its last doc id, the offset of its bytes and of its
@@ -19,18 +19,14 @@
 //!
 //! ```text
 //! impacts_len u32 | blocks_len u32
-//! skip:   nblocks  x { last_doc u32, block_delta u16, impact_delta u16 }
+//! skip:   nblocks  x { last_doc u32, block_delta u16, impact_field u16 }
 //! level2: nl2      x { last_doc u32, impact_off u32, block_base u32, impact_base u32 }
-//! impacts: impacts_len bytes, each entry: count u8, count x { tf varint, norm u8 }
-//! blocks: packed blocks { doc_bits u8, tf_bits u8, docs, tfs }, then the tail
+//! impacts: per block count x { tf varint, norm u8 }; per level-2 entry u8 count first
+//! blocks: packed blocks { pfor(doc gaps), pfor(tfs) }, then the tail
+//! pfor:   bits u8, 128 values' low bits packed (16 * bits bytes),
+//!         count u8, count x { index u8, high bits varint }
 //! tail:   (n % BLOCK_LEN) x { doc delta varint, tf varint }
 //! ```
-//!
-//! A packed block is `doc_bits u8, tf_bits u8`, the doc ids packed at
-//! `doc_bits`, the low `tf_bits` bits of each frequency minus one packed at
-//! `tf_bits`, then `u8 count` exceptions `{ u8 index, varint high_bits }`
-//! for the frequencies that need more bits (patched frame of reference;
-//! [`pfor_bits`] picks the width that minimises the block's bytes).
 //!
 //! A block's bytes start at `block_base + block_delta` of its second-level
 //! group (blocks `32g .. 32g + 32`), its impacts at `impact_base +
@@ -139,7 +135,6 @@ pub fn encode(
     let mut pairs = Vec::new();
     let mut l2_pairs = Vec::new();
     let mut buf = [0u32; BLOCK_LEN];
-    let mut packed = [0u8; 4 * BLOCK_LEN];
     let (mut block_base, mut impact_base) = (0usize, 0usize);
     for b in 0..nblocks {
         let lo = b * BLOCK_LEN;
@@ -153,35 +148,17 @@ pub fn encode(
         // in a u16.
         let block_delta = u16::try_from(blocks.len() - block_base).expect("group fits in 64 KiB");
         if hi - lo == BLOCK_LEN {
-            let d = &docs[lo..hi];
-            let doc_bits = packer.num_bits_strictly_sorted(prev, d);
+            // Doc gaps minus one (the first relative to the previous block).
+            let mut next = prev.map_or(0, |p| p + 1);
+            for (o, &d) in buf.iter_mut().zip(&docs[lo..hi]) {
+                *o = d - next;
+                next = d + 1;
+            }
+            put_pfor(&packer, &mut buf, &mut blocks);
             for (o, &t) in buf.iter_mut().zip(&tfs[lo..hi]) {
                 *o = t - 1;
             }
-            let tf_bits = pfor_bits(&buf);
-            blocks.push(doc_bits);
-            blocks.push(tf_bits);
-            let len = packer.compress_strictly_sorted(prev, d, &mut packed, doc_bits);
-            blocks.extend_from_slice(&packed[..len]);
-            // Frequencies: the low `tf_bits` bits packed, the rest as exceptions.
-            let mut exceptions = [(0u8, 0u32); BLOCK_LEN];
-            let mut n_exc = 0;
-            if tf_bits < 32 {
-                for (i, v) in buf.iter_mut().enumerate() {
-                    if *v >> tf_bits != 0 {
-                        exceptions[n_exc] = (i as u8, *v >> tf_bits);
-                        n_exc += 1;
-                        *v &= (1 << tf_bits) - 1;
-                    }
-                }
-            }
-            let len = packer.compress(&buf, &mut packed, tf_bits);
-            blocks.extend_from_slice(&packed[..len]);
-            blocks.push(n_exc as u8);
-            for &(i, high) in &exceptions[..n_exc] {
-                blocks.push(i);
-                super::put_varint(&mut blocks, u64::from(high));
-            }
+            put_pfor(&packer, &mut buf, &mut blocks);
         } else {
             encode_tail(&docs[lo..hi], &tfs[lo..hi], prev, &mut blocks);
         }
@@ -260,6 +237,89 @@ fn pfor_bits(values: &[u32; BLOCK_LEN]) -> u8 {
         }
     }
     best.1
+}
+
+/// Appends one patched-frame-of-reference run of 128 values: `u8 bits`,
+/// the low `bits` bits of every value packed with `BitPacker4x`, then
+/// `u8 count` exceptions `{ u8 index, varint high_bits }` for the values
+/// that need more. Clobbers `values`.
+fn put_pfor(packer: &BitPacker4x, values: &mut [u32; BLOCK_LEN], out: &mut Vec<u8>) {
+    let bits = pfor_bits(values);
+    let mut exceptions = [(0u8, 0u32); BLOCK_LEN];
+    let mut count = 0;
+    if bits < 32 {
+        for (i, v) in values.iter_mut().enumerate() {
+            if *v >> bits != 0 {
+                exceptions[count] = (i as u8, *v >> bits);
+                count += 1;
+                *v &= (1 << bits) - 1;
+            }
+        }
+    }
+    out.push(bits);
+    let start = out.len();
+    out.resize(start + BLOCK_LEN * bits as usize / 8, 0);
+    packer.compress(values, &mut out[start..], bits);
+    out.push(count as u8);
+    for &(i, high) in &exceptions[..count] {
+        out.push(i);
+        super::put_varint(out, u64::from(high));
+    }
+}
+
+/// Reads a run written by [`put_pfor`] at `*pos` into `values`, advancing `*pos`.
+fn get_pfor(
+    packer: &BitPacker4x,
+    bytes: &[u8],
+    pos: &mut usize,
+    values: &mut [u32; BLOCK_LEN],
+) -> Result<(), BadPostings> {
+    let bits = *bytes
+        .get(*pos)
+        .ok_or(BadPostings("block offset out of range"))?;
+    if bits > 32 {
+        return Err(BadPostings("bit width over 32"));
+    }
+    let start = *pos + 1;
+    let end = start + BLOCK_LEN * bits as usize / 8;
+    let packed = bytes
+        .get(start..end)
+        .ok_or(BadPostings("block extends past its region"))?;
+    packer.decompress(packed, values, bits);
+    *pos = end;
+    let count = *bytes.get(*pos).ok_or(BadPostings("truncated exceptions"))?;
+    *pos += 1;
+    for _ in 0..count {
+        let i = *bytes.get(*pos).ok_or(BadPostings("truncated exceptions"))? as usize;
+        *pos += 1;
+        let high = super::get_varint(bytes, pos).ok_or(BadPostings("bad exception varint"))?;
+        if high > u64::from(u32::MAX) >> bits {
+            return Err(BadPostings("exception out of range"));
+        }
+        let slot = values
+            .get_mut(i)
+            .ok_or(BadPostings("exception index out of range"))?;
+        *slot |= (high as u32) << bits;
+    }
+    Ok(())
+}
+
+/// Skips a run written by [`put_pfor`] at `*pos`.
+fn skip_pfor(bytes: &[u8], pos: &mut usize) -> Result<(), BadPostings> {
+    let bits = *bytes
+        .get(*pos)
+        .ok_or(BadPostings("block offset out of range"))?;
+    if bits > 32 {
+        return Err(BadPostings("bit width over 32"));
+    }
+    *pos += 1 + BLOCK_LEN * bits as usize / 8;
+    let count = *bytes.get(*pos).ok_or(BadPostings("truncated exceptions"))?;
+    *pos += 1;
+    for _ in 0..count {
+        *pos += 1;
+        super::get_varint(bytes, pos).ok_or(BadPostings("bad exception varint"))?;
+    }
+    Ok(())
 }
 
 fn encode_tail(docs: &[u32], tfs: &[u32], prev: Option<u32>, out: &mut Vec<u8>) {
@@ -451,21 +511,22 @@ impl<'a> Postings<'a> {
             };
             return self.decode_tail(start, prev, len, docs, tfs);
         }
-        let off = self.block_off(b);
-        let (doc_bits, _, data) = self.packed_block(off)?;
+        let mut pos = self.block_off(b);
+        get_pfor(&BitPacker4x::new(), self.blocks, &mut pos, docs)?;
+        // Gaps to doc ids. Each adds at least one and the sum is taken in
+        // u64, so the ids ascend strictly; then the recorded last doc bounds
+        // them all, and `last < max_doc` bounds it.
         let last = le32(self.skip, b * SKIP_ENTRY);
-        // Strict-delta decoding adds at least one per document, so without
-        // wrap-around the list is strictly ascending. A block adds less than
-        // BLOCK_LEN << doc_bits in total, so when that is at most 2^31 and the
-        // start is below 2^31 it cannot wrap. Then the recorded last doc
-        // bounds every doc, and `last < max_doc` bounds them all.
-        let no_wrap = (BLOCK_LEN as u64) << doc_bits <= 1 << 31;
-        if !no_wrap || prev.unwrap_or(0) >= 1 << 31 || last >= self.max_doc {
-            return self.decode_checked(prev, doc_bits, data, last, docs);
+        let mut next: u64 = prev.map_or(0, |p| u64::from(p) + 1);
+        let mut ok = true;
+        for d in docs.iter_mut() {
+            let doc = next + u64::from(*d);
+            ok &= doc <= u64::from(last);
+            *d = doc as u32;
+            next = doc + 1;
         }
-        BitPacker4x::new().decompress_strictly_sorted(prev, data, docs, doc_bits);
-        if docs[BLOCK_LEN - 1] != last {
-            return Err(BadPostings("block's last doc disagrees with skip data"));
+        if !ok || next != u64::from(last) + 1 || last >= self.max_doc {
+            return Err(BadPostings("block's doc ids disagree with skip data"));
         }
         Ok(BLOCK_LEN)
     }
@@ -487,87 +548,13 @@ impl<'a> Postings<'a> {
 
     /// Decodes the term frequencies of packed block `b` into `tfs`.
     pub fn decode_tfs(&self, b: usize, tfs: &mut [u32; BLOCK_LEN]) -> Result<(), BadPostings> {
-        let off = self.block_off(b);
-        let (doc_bits, tf_bits, data) = self.packed_block(off)?;
-        let doc_bytes = BLOCK_LEN * doc_bits as usize / 8;
-        BitPacker4x::new().decompress(&data[doc_bytes..], tfs, tf_bits);
-        // Patch the exceptions that follow the packed frequencies.
-        let mut pos = off + 2 + data.len();
-        let count = *self
-            .blocks
-            .get(pos)
-            .ok_or(BadPostings("truncated exceptions"))?;
-        pos += 1;
-        for _ in 0..count {
-            let i = *self
-                .blocks
-                .get(pos)
-                .ok_or(BadPostings("truncated exceptions"))? as usize;
-            pos += 1;
-            let high = super::get_varint(self.blocks, &mut pos)
-                .ok_or(BadPostings("bad exception varint"))?;
-            if high > u64::from(u32::MAX) >> tf_bits {
-                return Err(BadPostings("exception out of range"));
-            }
-            let v = high << tf_bits;
-            let slot = tfs
-                .get_mut(i)
-                .ok_or(BadPostings("exception index out of range"))?;
-            *slot |= v as u32;
-        }
+        let mut pos = self.block_off(b);
+        skip_pfor(self.blocks, &mut pos)?;
+        get_pfor(&BitPacker4x::new(), self.blocks, &mut pos, tfs)?;
         for t in tfs.iter_mut() {
             *t = t.wrapping_add(1);
         }
         Ok(())
-    }
-
-    /// The bit widths and bytes of the packed block at `off`, checked.
-    #[inline]
-    fn packed_block(&self, off: usize) -> Result<(u8, u8, &'a [u8]), BadPostings> {
-        let head = self
-            .blocks
-            .get(off..off + 2)
-            .ok_or(BadPostings("block offset out of range"))?;
-        let (doc_bits, tf_bits) = (head[0], head[1]);
-        if doc_bits > 32 || tf_bits > 32 {
-            return Err(BadPostings("bit width over 32"));
-        }
-        let size = BLOCK_LEN * (doc_bits as usize + tf_bits as usize) / 8;
-        let data = self
-            .blocks
-            .get(off + 2..off + 2 + size)
-            .ok_or(BadPostings("block extends past its region"))?;
-        Ok((doc_bits, tf_bits, data))
-    }
-
-    /// The slow, fully checked decode of a packed doc block.
-    #[cold]
-    fn decode_checked(
-        &self,
-        prev: Option<u32>,
-        doc_bits: u8,
-        data: &[u8],
-        last: u32,
-        docs: &mut [u32; BLOCK_LEN],
-    ) -> Result<usize, BadPostings> {
-        let mut deltas = [0u32; BLOCK_LEN];
-        BitPacker4x::new().decompress(data, &mut deltas, doc_bits);
-        let mut cur: u64 = match prev {
-            None => u64::from(deltas[0]),
-            Some(p) => u64::from(p) + u64::from(deltas[0]) + 1,
-        };
-        docs[0] = cur as u32;
-        for i in 1..BLOCK_LEN {
-            cur += u64::from(deltas[i]) + 1;
-            if cur > u64::from(last) {
-                return Err(BadPostings("doc ids past the block's last doc"));
-            }
-            docs[i] = cur as u32;
-        }
-        if cur != u64::from(last) || last >= self.max_doc {
-            return Err(BadPostings("block's last doc out of range"));
-        }
-        Ok(BLOCK_LEN)
     }
 
     fn decode_tail(
