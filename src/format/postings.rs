@@ -267,41 +267,100 @@ fn put_pfor(packer: &BitPacker4x, values: &mut [u32; BLOCK_LEN], out: &mut Vec<u
     }
 }
 
-/// Reads a run written by [`put_pfor`] at `*pos` into `values`, advancing `*pos`.
-fn get_pfor(
-    packer: &BitPacker4x,
-    bytes: &[u8],
-    pos: &mut usize,
-    values: &mut [u32; BLOCK_LEN],
-) -> Result<(), BadPostings> {
-    let bits = *bytes
-        .get(*pos)
-        .ok_or(BadPostings("block offset out of range"))?;
-    if bits > 32 {
-        return Err(BadPostings("bit width over 32"));
-    }
-    let start = *pos + 1;
-    let end = start + BLOCK_LEN * bits as usize / 8;
-    let packed = bytes
-        .get(start..end)
-        .ok_or(BadPostings("block extends past its region"))?;
-    packer.decompress(packed, values, bits);
-    *pos = end;
-    let count = *bytes.get(*pos).ok_or(BadPostings("truncated exceptions"))?;
-    *pos += 1;
-    for _ in 0..count {
-        let i = *bytes.get(*pos).ok_or(BadPostings("truncated exceptions"))? as usize;
-        *pos += 1;
-        let high = super::get_varint(bytes, pos).ok_or(BadPostings("bad exception varint"))?;
-        if high > u64::from(u32::MAX) >> bits {
-            return Err(BadPostings("exception out of range"));
+/// A run written by [`put_pfor`], parsed but not unpacked.
+struct PforRun<'a> {
+    bits: u8,
+    packed: &'a [u8],
+    /// (index, high bits) in ascending index order.
+    exceptions: [(u8, u32); BLOCK_LEN],
+    count: usize,
+}
+
+impl<'a> PforRun<'a> {
+    /// Parses the run at `*pos`, advancing `*pos` past it.
+    fn parse(bytes: &'a [u8], pos: &mut usize) -> Result<PforRun<'a>, BadPostings> {
+        let bits = *bytes
+            .get(*pos)
+            .ok_or(BadPostings("block offset out of range"))?;
+        if bits > 32 {
+            return Err(BadPostings("bit width over 32"));
         }
-        let slot = values
-            .get_mut(i)
-            .ok_or(BadPostings("exception index out of range"))?;
-        *slot |= (high as u32) << bits;
+        let start = *pos + 1;
+        let end = start + BLOCK_LEN * bits as usize / 8;
+        let packed = bytes
+            .get(start..end)
+            .ok_or(BadPostings("block extends past its region"))?;
+        *pos = end;
+        let count = *bytes.get(*pos).ok_or(BadPostings("truncated exceptions"))? as usize;
+        *pos += 1;
+        if count > BLOCK_LEN {
+            return Err(BadPostings("too many exceptions"));
+        }
+        let mut run = PforRun {
+            bits,
+            packed,
+            exceptions: [(0, 0); BLOCK_LEN],
+            count,
+        };
+        let mut last: Option<u8> = None;
+        for e in run.exceptions[..count].iter_mut() {
+            let i = *bytes.get(*pos).ok_or(BadPostings("truncated exceptions"))?;
+            *pos += 1;
+            let high = super::get_varint(bytes, pos).ok_or(BadPostings("bad exception varint"))?;
+            if usize::from(i) >= BLOCK_LEN
+                || last.is_some_and(|l| l >= i)
+                || high > u64::from(u32::MAX) >> bits
+            {
+                return Err(BadPostings("exception out of range"));
+            }
+            last = Some(i);
+            *e = (i, high as u32);
+        }
+        Ok(run)
     }
-    Ok(())
+
+    /// Unpacks the values (exceptions patched in).
+    fn values(&self, packer: &BitPacker4x, out: &mut [u32; BLOCK_LEN]) {
+        packer.decompress(self.packed, out, self.bits);
+        for &(i, high) in &self.exceptions[..self.count] {
+            out[usize::from(i)] |= high << self.bits;
+        }
+    }
+
+    /// Unpacks gaps minus one into ascending doc ids after `prev`, or
+    /// `None` when they would not fit in u32. The low bits go through the
+    /// SIMD strictly-sorted decoder; each exception's high bits then shift
+    /// every later doc.
+    fn doc_ids(
+        &self,
+        packer: &BitPacker4x,
+        prev: Option<u32>,
+        out: &mut [u32; BLOCK_LEN],
+    ) -> Option<()> {
+        let start = prev.map_or(0, |p| u64::from(p) + 1);
+        let mut bound = start + ((BLOCK_LEN as u64) << self.bits);
+        for &(_, high) in &self.exceptions[..self.count] {
+            bound += u64::from(high) << self.bits;
+        }
+        if bound > u64::from(u32::MAX) {
+            return None;
+        }
+        packer.decompress_strictly_sorted(prev, self.packed, out, self.bits);
+        let mut add = 0u32;
+        for k in 0..self.count {
+            let (i, high) = self.exceptions[k];
+            let end = self
+                .exceptions
+                .get(k + 1)
+                .filter(|_| k + 1 < self.count)
+                .map_or(BLOCK_LEN, |e| usize::from(e.0));
+            add = add.wrapping_add(high << self.bits);
+            for d in &mut out[usize::from(i)..end] {
+                *d = d.wrapping_add(add);
+            }
+        }
+        Some(())
+    }
 }
 
 /// Skips a run written by [`put_pfor`] at `*pos`.
@@ -512,20 +571,16 @@ impl<'a> Postings<'a> {
             return self.decode_tail(start, prev, len, docs, tfs);
         }
         let mut pos = self.block_off(b);
-        get_pfor(&BitPacker4x::new(), self.blocks, &mut pos, docs)?;
-        // Gaps to doc ids. Each adds at least one and the sum is taken in
-        // u64, so the ids ascend strictly; then the recorded last doc bounds
-        // them all, and `last < max_doc` bounds it.
+        let packer = BitPacker4x::new();
+        let run = PforRun::parse(self.blocks, &mut pos)?;
         let last = le32(self.skip, b * SKIP_ENTRY);
-        let mut next: u64 = prev.map_or(0, |p| u64::from(p) + 1);
-        let mut ok = true;
-        for d in docs.iter_mut() {
-            let doc = next + u64::from(*d);
-            ok &= doc <= u64::from(last);
-            *d = doc as u32;
-            next = doc + 1;
-        }
-        if !ok || next != u64::from(last) + 1 || last >= self.max_doc {
+        // With no u32 overflow possible, every gap adds at least one, so the
+        // ids ascend strictly; the recorded last doc then bounds them all,
+        // and `last < max_doc` bounds it.
+        if run.doc_ids(&packer, prev, docs).is_none()
+            || docs[BLOCK_LEN - 1] != last
+            || last >= self.max_doc
+        {
             return Err(BadPostings("block's doc ids disagree with skip data"));
         }
         Ok(BLOCK_LEN)
@@ -550,7 +605,7 @@ impl<'a> Postings<'a> {
     pub fn decode_tfs(&self, b: usize, tfs: &mut [u32; BLOCK_LEN]) -> Result<(), BadPostings> {
         let mut pos = self.block_off(b);
         skip_pfor(self.blocks, &mut pos)?;
-        get_pfor(&BitPacker4x::new(), self.blocks, &mut pos, tfs)?;
+        PforRun::parse(self.blocks, &mut pos)?.values(&BitPacker4x::new(), tfs);
         for t in tfs.iter_mut() {
             *t = t.wrapping_add(1);
         }
@@ -685,6 +740,15 @@ mod tests {
             })
             .collect();
         round_trip(&docs, &tfs, 512);
+        // Dense doc ids with a few long jumps: the jumps become exceptions.
+        let mut d = 0u32;
+        let jumpy: Vec<u32> = (0..700u32)
+            .map(|i| {
+                d += if i % 97 == 5 { 1_000_000 + i } else { 1 + i % 3 };
+                d
+            })
+            .collect();
+        round_trip(&jumpy, &vec![1; 700], d + 1);
         let mut plain = [0u32; BLOCK_LEN];
         plain[3] = 5000;
         plain[100] = 1;
