@@ -204,6 +204,38 @@ impl CorpusSpec {
         }
     }
 
+    /// A fingerprint of the documents' content, so an index built from
+    /// another version of the generator (or another file) is not reused:
+    /// for a synthetic corpus a hash of the vocabulary and the first
+    /// documents, for a file its size and modification time.
+    pub fn fingerprint(&self) -> String {
+        let fnv = |h: u64, bytes: &[u8]| {
+            bytes
+                .iter()
+                .fold(h, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3))
+        };
+        match self {
+            CorpusSpec::Synthetic { seed, docs } => {
+                let g = Generator::new(*seed);
+                let mut h = 0xcbf2_9ce4_8422_2325u64;
+                for w in &g.words {
+                    h = fnv(h, w.as_bytes());
+                }
+                let mut d = Doc::default();
+                for i in 0..(*docs).min(16) {
+                    g.generate(i, &mut d);
+                    h = fnv(h, d.body.as_bytes());
+                    h = fnv(h, d.title.as_bytes());
+                }
+                format!("{h:016x}")
+            }
+            CorpusSpec::Jsonl { path, .. } => match std::fs::metadata(path) {
+                Ok(m) => format!("{} bytes, modified {:?}", m.len(), m.modified().ok()),
+                Err(_) => "unreadable".into(),
+            },
+        }
+    }
+
     /// Calls `f(index, doc)` for every document, in order.
     pub fn for_each(&self, mut f: impl FnMut(u64, &Doc)) -> Result<u64, String> {
         match self {

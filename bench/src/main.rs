@@ -40,6 +40,7 @@ OPTIONS:
   --measure-s S        measured seconds per class, op and engine (default 4; quick 0.75)
   --passes N           passes over the classes, forward/reverse/... (default 3)
   --layouts L          one, several or one,several (default one,several)
+  --threads N          also run each class with N threads sharing one searcher
   --reuse-indexes      reuse indexes in DIR built by an earlier run of the same corpus
   -h, --help           this text
 
@@ -66,6 +67,7 @@ fn parse_args(raw: Vec<String>) -> Result<Args, String> {
         (PathBuf::from("bench-out"), None, None, 3usize);
     let mut layouts = vec![Layout::One, Layout::Several];
     let mut reuse = false;
+    let mut threads = 1usize;
     let e = |e: lexopt::Error| e.to_string();
     while let Some(arg) = p.next().map_err(e)? {
         match arg {
@@ -85,6 +87,7 @@ fn parse_args(raw: Vec<String>) -> Result<Args, String> {
                     .collect::<Result<_, _>>()?;
             }
             Long("reuse-indexes") => reuse = true,
+            Long("threads") => threads = p.value().map_err(e)?.parse().map_err(e)?,
             Short('h') | Long("help") => {
                 println!("{USAGE}");
                 std::process::exit(0);
@@ -110,6 +113,7 @@ fn parse_args(raw: Vec<String>) -> Result<Args, String> {
             warmup_s: warmup.unwrap_or(if quick { 0.25 } else { 1.0 }),
             measure_s: measure.unwrap_or(if quick { 0.75 } else { 4.0 }),
             passes,
+            threads: threads.max(1),
             sabotage: std::env::var("QUARRY_BENCH_SABOTAGE")
                 .is_ok_and(|v| !v.is_empty() && v != "0"),
         },
@@ -286,7 +290,7 @@ fn run_all(args: &Args, raw: &[String]) -> Result<(), String> {
         for engine in [Engine::Quarry, Engine::Tantivy] {
             let dir = index_dir(&args.out, engine, layout);
             let saved = dir.with_extension("report.json");
-            let stamp = args.corpus.describe();
+            let stamp = format!("{} [{}]", args.corpus.describe(), args.corpus.fingerprint());
             let reused = if args.reuse {
                 std::fs::read_to_string(&saved)
                     .ok()
@@ -347,6 +351,7 @@ fn run_all(args: &Args, raw: &[String]) -> Result<(), String> {
         layouts.push(LayoutReport {
             layout,
             segments: engines.segments,
+            tantivy_segments_in_order: engines.tantivy_segments_in_order,
             load_before,
             load_after: loadavg(),
             results,
@@ -366,6 +371,7 @@ fn run_all(args: &Args, raw: &[String]) -> Result<(), String> {
             run::TOP_K
         ),
         stats,
+        threads: Some(args.settings.threads),
         checks,
         indexing,
         layouts,

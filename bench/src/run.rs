@@ -33,6 +33,8 @@ pub struct Settings {
     pub passes: usize,
     /// Perturb quarry's fast-path hits before the check (proves the check works).
     pub sabotage: bool,
+    /// Threads of the concurrent phase (sharing one searcher); 1 skips it.
+    pub threads: usize,
 }
 
 /// A top-k list: (score bits, doc) best first. quarry docs are snapshot
@@ -103,6 +105,8 @@ pub struct ClassResult {
     pub agreement: Agreement,
     /// Distinct queries checked against the exhaustive path.
     pub oracle_checked: usize,
+    /// The concurrent phase (quarry, tantivy), when it ran.
+    pub concurrent: Option<(Measurement, Measurement)>,
 }
 
 impl ClassResult {
@@ -154,6 +158,9 @@ pub struct Engines {
     tantivy_ids: Vec<Column<i64>>,
     /// Segments of each.
     pub segments: (usize, usize),
+    /// Whether tantivy's segment ordinals follow insertion order (its
+    /// tie-break among equal scores is by segment ordinal, then doc id).
+    pub tantivy_segments_in_order: bool,
 }
 
 impl Engines {
@@ -191,6 +198,11 @@ impl Engines {
             quarry.snapshot().segments().len(),
             tantivy.segment_readers().len(),
         );
+        let firsts: Vec<i64> = tantivy_ids
+            .iter()
+            .map(|c| c.first(0).unwrap_or(i64::MIN))
+            .collect();
+        let tantivy_segments_in_order = firsts.windows(2).all(|w| w[0] < w[1]);
         if quarry.num_docs() != tantivy.num_docs() {
             return Err(format!(
                 "the indexes differ: quarry has {} documents, tantivy {}",
@@ -207,6 +219,7 @@ impl Engines {
             tantivy_body,
             tantivy_ids,
             segments,
+            tantivy_segments_in_order,
         })
     }
 
@@ -405,6 +418,77 @@ impl Loop<'_> {
     }
 }
 
+/// `threads` threads share the searchers, each closed loop over the queries
+/// from its own offset, for `seconds` after a warm-up. Returns the
+/// combined measurement (latencies of all threads) and every result.
+fn run_concurrent(
+    lp: &Loop<'_>,
+    engine: Engine,
+    queries: &[Prepared],
+    start: usize,
+    threads: usize,
+    warmup_s: f64,
+    seconds: f64,
+) -> (Measurement, Vec<(usize, TopList)>) {
+    let n = queries.len();
+    let per_thread = |t: usize, secs: f64, keep: bool| {
+        let mut lat = Vec::new();
+        let mut results = Vec::new();
+        let t0 = Instant::now();
+        let mut i = 0usize;
+        while i < MIN_QUERIES || t0.elapsed().as_secs_f64() < secs {
+            let qi = (start + t * n / threads + i) % n;
+            let q = &queries[qi];
+            let ts = Instant::now();
+            let mut r = match engine {
+                Engine::Quarry => lp.engines.search_quarry(q),
+                Engine::Tantivy => lp.engines.search_tantivy(q),
+            };
+            lat.push(ts.elapsed().as_secs_f64() * 1e3);
+            if keep {
+                if engine == Engine::Quarry && lp.sabotage && qi % 5 == 0 {
+                    if let Some(last) = r.last_mut() {
+                        last.0 ^= 1;
+                    }
+                }
+                results.push((qi, r));
+            }
+            i += 1;
+        }
+        (lat, results)
+    };
+    std::thread::scope(|sc| {
+        for t in 0..threads {
+            sc.spawn(move || per_thread(t, warmup_s, false));
+        }
+    });
+    let cpu0 = cpu_seconds();
+    let t0 = Instant::now();
+    let outs: Vec<(Vec<f64>, Vec<(usize, TopList)>)> = std::thread::scope(|sc| {
+        let hs: Vec<_> = (0..threads)
+            .map(|t| sc.spawn(move || per_thread(t, seconds, true)))
+            .collect();
+        hs.into_iter().map(|h| h.join().expect("thread")).collect()
+    });
+    let wall_s = t0.elapsed().as_secs_f64();
+    let cpu_s = cpu_seconds() - cpu0;
+    let mut lat = Vec::new();
+    let mut results = Vec::new();
+    for (l, r) in outs {
+        lat.extend(l);
+        results.extend(r);
+    }
+    let m = Measurement {
+        start,
+        count: lat.len(),
+        cpu_s,
+        wall_s,
+        p50_ms: quantile(&mut lat, 0.5),
+        p99_ms: quantile(&mut lat, 0.99),
+    };
+    (m, results)
+}
+
 #[derive(Clone, Copy)]
 enum Until {
     Seconds(f64),
@@ -466,6 +550,7 @@ pub fn run_layout(
                     tantivy: Vec::new(),
                     agreement: Agreement::default(),
                     oracle_checked: 0,
+                    concurrent: None,
                 },
             });
         }
@@ -474,6 +559,7 @@ pub fn run_layout(
         engines,
         sabotage: settings.sabotage,
     };
+    let n_slots = slots.len();
     for pass in 0..settings.passes {
         let mut order: Vec<usize> = (0..slots.len()).collect();
         if pass % 2 == 1 {
@@ -553,6 +639,76 @@ pub fn run_layout(
             );
             slot.result.quarry.push(mq);
             slot.result.tantivy.push(mt);
+        }
+    }
+    if settings.threads > 1 {
+        for (k, slot) in slots.iter_mut().enumerate() {
+            let mut got = Vec::new();
+            let first = if slot.class % 2 == 0 {
+                Engine::Quarry
+            } else {
+                Engine::Tantivy
+            };
+            let order = match first {
+                Engine::Quarry => [Engine::Quarry, Engine::Tantivy],
+                Engine::Tantivy => [Engine::Tantivy, Engine::Quarry],
+            };
+            for e in order {
+                let (m, results) = run_concurrent(
+                    &lp,
+                    e,
+                    &slot.queries,
+                    slot.cursor,
+                    settings.threads,
+                    settings.warmup_s,
+                    settings.measure_s,
+                );
+                if e == Engine::Quarry {
+                    // Every result of every thread, against the oracle.
+                    for (qi, r) in results {
+                        let exact = match slot.seen_q.get(&qi) {
+                            Some(first) => first.clone(),
+                            None => {
+                                let x = engines.oracle(&slot.queries[qi]);
+                                slot.seen_q.insert(qi, x.clone());
+                                x
+                            }
+                        };
+                        if r != exact {
+                            return Err(format!(
+                                "MISMATCH: quarry's fast path differs from its exhaustive path ({} threads)\n  layout {}, class {}, {}, query {:?}\n{}",
+                                settings.threads,
+                                layout.name(),
+                                slot.result.class,
+                                slot.result.op,
+                                slot.queries[qi].text,
+                                describe_diff(&r, &exact)
+                            ));
+                        }
+                    }
+                }
+                got.push((e, m));
+            }
+            let take = |e: Engine, got: &mut Vec<(Engine, Measurement)>| {
+                let i = got.iter().position(|(x, _)| *x == e).expect("engine");
+                got.remove(i).1
+            };
+            let mq = take(Engine::Quarry, &mut got);
+            let mt = take(Engine::Tantivy, &mut got);
+            eprintln!(
+                "  [{} {} threads {:>2}/{}] {:<14} {:<3} quarry {:>8.3} ms/q {:>8.0} q/s  tantivy {:>8.3} ms/q {:>8.0} q/s",
+                layout.name(),
+                settings.threads,
+                k + 1,
+                n_slots,
+                slot.result.class,
+                slot.result.op,
+                mq.cpu_ms(),
+                mq.count as f64 / mq.wall_s,
+                mt.cpu_ms(),
+                mt.count as f64 / mt.wall_s,
+            );
+            slot.result.concurrent = Some((mq, mt));
         }
     }
     let mut out = Vec::new();
