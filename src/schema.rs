@@ -78,9 +78,9 @@ impl FieldFlags {
 
     /// Packs the flags into bits.
     pub fn bits(self) -> u32 {
-        (self.stored as u32) * Self::STORED
-            | (self.indexed as u32) * Self::INDEXED
-            | (self.sortable as u32) * Self::SORTABLE
+        ((self.stored as u32) * Self::STORED)
+            | ((self.indexed as u32) * Self::INDEXED)
+            | ((self.sortable as u32) * Self::SORTABLE)
     }
 
     /// Unpacks bits; `None` when an unknown bit is set.

@@ -304,6 +304,11 @@ fn read_all(dir: &Path, f: &Fields) -> Result<()> {
     Ok(())
 }
 
+enum Damage {
+    Cut(usize),
+    Flip(usize),
+}
+
 fn damaged_index() -> (tempfile::TempDir, Fields) {
     let tmp = tempfile::tempdir().unwrap();
     let f = base_index(tmp.path());
@@ -338,23 +343,22 @@ fn every_kind_of_file_reports_truncation_and_flipped_bytes() {
     let mut cases = 0;
     for name in targets {
         let len = std::fs::metadata(tmp.path().join(name)).unwrap().len() as usize;
-        let mut damages: Vec<Box<dyn Fn(&mut Vec<u8>)>> = Vec::new();
+        let mut damages = Vec::new();
         for cut in [0, 1, 7, 8, 12, len / 3, len / 2, len - 5, len - 1] {
-            damages.push(Box::new(move |b: &mut Vec<u8>| b.truncate(cut)));
+            damages.push(Damage::Cut(cut));
         }
         for i in 0..24 {
-            let at = (i * len) / 24 + i % 3;
-            damages.push(Box::new(move |b: &mut Vec<u8>| {
-                let at = at.min(b.len() - 1);
-                b[at] ^= 0x5a;
-            }));
+            damages.push(Damage::Flip(((i * len) / 24 + i % 3).min(len - 1)));
         }
         for damage in damages {
             let copy = tempfile::tempdir().unwrap();
             copy_dir(tmp.path(), copy.path());
             let path: PathBuf = copy.path().join(name);
             let mut bytes = std::fs::read(&path).unwrap();
-            damage(&mut bytes);
+            match damage {
+                Damage::Cut(n) => bytes.truncate(n),
+                Damage::Flip(at) => bytes[at] ^= 0x5a,
+            }
             std::fs::write(&path, &bytes).unwrap();
             match read_all(copy.path(), &f) {
                 Err(Error::Corrupt { path: p, .. })
@@ -418,4 +422,20 @@ fn crc32(bytes: &[u8]) -> u32 {
         }
     }
     !crc
+}
+
+#[test]
+fn dropping_a_writer_discards_its_flushed_segments() {
+    let tmp = tempfile::tempdir().unwrap();
+    let f = base_index(tmp.path());
+    let before = file_names(tmp.path());
+    let state_before = state(tmp.path(), &f);
+    let mut w = IndexWriter::open(tmp.path(), config(IoHooks::new())).unwrap();
+    for i in 100..200 {
+        w.add_document(&doc(&f, i)).unwrap();
+    }
+    assert!(file_names(tmp.path()).len() > before.len(), "segments were flushed");
+    drop(w);
+    assert_eq!(file_names(tmp.path()), before);
+    assert_eq!(state(tmp.path(), &f), state_before);
 }

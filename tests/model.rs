@@ -184,10 +184,10 @@ fn eval(q: &Q, d: &ModelDoc, s: &Stats) -> Option<f32> {
             }
             let mut score = 0.0f32;
             for ((o, _), r) in cs.iter().zip(&results) {
-                if matches!(o, Occur::Must | Occur::Should) {
-                    if let Some(x) = r {
-                        score += x;
-                    }
+                if matches!(o, Occur::Must | Occur::Should)
+                    && let Some(x) = r
+                {
+                    score += x;
                 }
             }
             Some(score)

@@ -74,3 +74,12 @@ fn index_search_and_read_back() {
         "the old searcher still sees its snapshot"
     );
 }
+
+#[test]
+fn handles_have_the_promised_thread_safety() {
+    fn send_sync<T: Send + Sync>() {}
+    fn send<T: Send>() {}
+    send_sync::<Searcher>();
+    send_sync::<Hits>();
+    send::<IndexWriter>();
+}

@@ -71,11 +71,12 @@ pub fn pack(ords: &[u32], width: u8, out: &mut Vec<u8>) {
     }
 }
 
-/// Reads ord `doc` of an array packed at `width`. `bytes` must hold at least
-/// [`packed_len`] bytes for the segment (checked when the section is opened).
-#[inline]
-pub fn get(bytes: &[u8], width: u8, doc: usize) -> u32 {
-    match width {
+/// Reads ord `doc` of an array packed at width `W`, specialised per width.
+/// `bytes` must hold at least [`packed_len`] bytes for the segment (checked
+/// when the section is opened).
+#[inline(always)]
+pub fn get_w<const W: u8>(bytes: &[u8], doc: usize) -> u32 {
+    match W {
         1 => u32::from((bytes[doc >> 3] >> (doc & 7)) & 1),
         2 => u32::from((bytes[doc >> 2] >> ((doc & 3) * 2)) & 3),
         4 => u32::from((bytes[doc >> 1] >> ((doc & 1) * 4)) & 15),
@@ -87,6 +88,19 @@ pub fn get(bytes: &[u8], width: u8, doc: usize) -> u32 {
             bytes[4 * doc + 2],
             bytes[4 * doc + 3],
         ]),
+    }
+}
+
+/// Reads ord `doc` of an array packed at `width` (dispatching to [`get_w`]).
+#[inline]
+pub fn get(bytes: &[u8], width: u8, doc: usize) -> u32 {
+    match width {
+        1 => get_w::<1>(bytes, doc),
+        2 => get_w::<2>(bytes, doc),
+        4 => get_w::<4>(bytes, doc),
+        8 => get_w::<8>(bytes, doc),
+        16 => get_w::<16>(bytes, doc),
+        _ => get_w::<32>(bytes, doc),
     }
 }
 

@@ -342,10 +342,12 @@ impl<'a> Postings<'a> {
         let (doc_bits, _, data) = self.packed_block(off)?;
         let last = le32(self.skip, b * SKIP_ENTRY);
         // Strict-delta decoding adds at least one per document, so without
-        // wrap-around the list is strictly ascending; with at most 24 bits
-        // per delta and a start below 2^31 it cannot wrap. Then the recorded
-        // last doc bounds every doc, and `last < max_doc` bounds them all.
-        if doc_bits > 24 || prev.unwrap_or(0) >= 1 << 31 || last >= self.max_doc {
+        // wrap-around the list is strictly ascending. A block adds less than
+        // BLOCK_LEN << doc_bits in total, so when that is at most 2^31 and the
+        // start is below 2^31 it cannot wrap. Then the recorded last doc
+        // bounds every doc, and `last < max_doc` bounds them all.
+        let no_wrap = (BLOCK_LEN as u64) << doc_bits <= 1 << 31;
+        if !no_wrap || prev.unwrap_or(0) >= 1 << 31 || last >= self.max_doc {
             return self.decode_checked(prev, doc_bits, data, last, docs);
         }
         BitPacker4x::new().decompress_strictly_sorted(prev, data, docs, doc_bits);

@@ -52,10 +52,10 @@ pub fn evaluate(node: &Node, seg: &LiveSegment) -> Result<Vec<(u32, f32)>> {
                 .map(|d| {
                     let mut score = 0.0f32;
                     for ((o, _), l) in clauses.iter().zip(&lists) {
-                        if matches!(o, Occur::Must | Occur::Should) {
-                            if let Some(i) = has(l, d) {
-                                score += l[i].1;
-                            }
+                        if matches!(o, Occur::Must | Occur::Should)
+                            && let Some(i) = has(l, d)
+                        {
+                            score += l[i].1;
                         }
                     }
                     (d, score)

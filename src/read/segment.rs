@@ -46,6 +46,54 @@ impl<'a> SortColumn<'a> {
         ords::missing_ord(self.width)
     }
 
+    /// The packed ords (see `format::ords`).
+    pub fn packed_ords(&self) -> &'a [u8] {
+        self.ords
+    }
+
+    /// Number of per-4096-document summary blocks.
+    pub fn num_blocks(&self) -> usize {
+        self.blocks.len() / 8
+    }
+
+    /// An order-preserving `u64` of a numeric value of ord `o` (`i64`:
+    /// sign bit flipped; `f64`: IEEE total order). `None` for strings.
+    pub fn numeric_key(&self, o: u32) -> Option<u64> {
+        let o = o as usize;
+        let raw = u64::from_le_bytes(self.values.get(o * 8..o * 8 + 8)?.try_into().ok()?);
+        match self.ty {
+            FieldType::I64 => Some(raw ^ (1 << 63)),
+            FieldType::F64 => Some(if raw >> 63 == 1 { !raw } else { raw | (1 << 63) }),
+            _ => None,
+        }
+    }
+
+    /// The string value of ord `o` (`string` columns).
+    pub fn str_at(&self, o: u32) -> &'a str {
+        self.str_value(o as usize)
+    }
+
+    /// Where a value falls among this column's sorted values: `Ok(ord)` when
+    /// present, `Err(p)` when it sorts between ords `p - 1` and `p`.
+    /// `numeric` is a key as [`SortColumn::numeric_key`] makes; `text` a string value.
+    pub fn find(&self, numeric: u64, text: &str) -> Result<u32, u32> {
+        let n = self.cardinality;
+        let (mut lo, mut hi) = (0u32, n);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            let ord = match self.ty {
+                FieldType::I64 | FieldType::F64 => self.numeric_key(mid).unwrap_or(0).cmp(&numeric),
+                _ => self.str_at(mid).as_bytes().cmp(text.as_bytes()),
+            };
+            match ord {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Ok(mid),
+            }
+        }
+        Err(lo)
+    }
+
     /// The value of ord `o` (`o < cardinality`).
     pub fn value(&self, o: u32) -> Value {
         let o = o as usize;
@@ -325,7 +373,7 @@ impl SegmentReader {
                 }
             }
         }
-        while r.pos() % 4 != 0 {
+        while !r.pos().is_multiple_of(4) {
             r.u8()?;
         }
         let o0 = base + r.pos();

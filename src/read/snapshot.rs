@@ -61,10 +61,10 @@ pub fn latest_manifest(dir: &Path) -> Result<Option<(PathBuf, Manifest)>> {
     for e in entries {
         let e = e.map_err(|e| Error::io(dir, e))?;
         let name = e.file_name();
-        if let Some(g) = name.to_str().and_then(manifest::parse_manifest_name) {
-            if best.as_ref().is_none_or(|(b, _)| g > *b) {
-                best = Some((g, e.path()));
-            }
+        if let Some(g) = name.to_str().and_then(manifest::parse_manifest_name)
+            && best.as_ref().is_none_or(|(b, _)| g > *b)
+        {
+            best = Some((g, e.path()));
         }
     }
     let Some((g, path)) = best else {

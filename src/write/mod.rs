@@ -85,6 +85,16 @@ pub struct IndexWriter {
     readers: HashMap<u64, Arc<SegmentReader>>,
 }
 
+impl Drop for IndexWriter {
+    /// Discards uncommitted work: removes the segment files flushed since the
+    /// last commit (no manifest references them), then releases the lock.
+    fn drop(&mut self) {
+        for p in &self.pending {
+            let _ = std::fs::remove_file(self.dir.join(manifest::segment_name(p.entry.id)));
+        }
+    }
+}
+
 fn acquire_lock(dir: &Path) -> Result<File> {
     use std::os::fd::AsRawFd;
     let path = dir.join(manifest::LOCK_FILE);
@@ -124,13 +134,13 @@ impl IndexWriter {
         config: WriterConfig,
     ) -> Result<IndexWriter> {
         let dir = dir.as_ref();
+        if schema.fields().is_empty() {
+            return Err(Error::Schema("a schema needs at least one field".into()));
+        }
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         let lock = acquire_lock(dir)?;
         if latest_manifest(dir)?.is_some() {
             return Err(Error::IndexExists(dir.to_owned()));
-        }
-        if schema.fields().is_empty() {
-            return Err(Error::Schema("a schema needs at least one field".into()));
         }
         let base = Manifest {
             generation: 0,
@@ -165,13 +175,13 @@ impl IndexWriter {
         let exists = dir.is_dir() && latest_manifest(dir)?.is_some();
         if exists {
             let w = Self::open(dir, config)?;
-            if let Some(s) = schema {
-                if s != &w.schema {
-                    return Err(Error::Schema(format!(
-                        "the schema given differs from the schema of the index at {}",
-                        dir.display()
-                    )));
-                }
+            if let Some(s) = schema
+                && s != &w.schema
+            {
+                return Err(Error::Schema(format!(
+                    "the schema given differs from the schema of the index at {}",
+                    dir.display()
+                )));
             }
             Ok(w)
         } else {
@@ -359,10 +369,10 @@ impl IndexWriter {
                         .decode_all(&mut docs, &mut tfs)
                         .map_err(|e| reader.bad(e))?;
                     for &doc in &docs {
-                        if let Some(s) = *first_seq {
-                            if s + u64::from(doc) >= d.seq {
-                                break;
-                            }
+                        if let Some(s) = *first_seq
+                            && s + u64::from(doc) >= d.seq
+                        {
+                            break;
                         }
                         let w = &mut bits[(doc >> 6) as usize];
                         changed |= *w & (1 << (doc & 63)) == 0;
@@ -443,38 +453,38 @@ impl IndexWriter {
         }
     }
 
-    /// Applies the merge policy: while some size class (powers of the merge
-    /// factor, in live documents) holds `merge_factor` segments, merge them.
+    /// Applies the merge policy: while `merge_factor` adjacent segments
+    /// share a size class (powers of the merge factor, in live documents),
+    /// merge the leftmost such run. Merging only adjacent segments keeps
+    /// documents in insertion order, so ties keep breaking the same way.
     fn maybe_merge(&mut self) -> Result<()> {
         let f = self.config.merge_factor;
         if f < 2 {
             return Ok(());
         }
-        loop {
-            let level = |live: u32| {
-                let mut l = 0;
-                let mut x = u64::from(live.max(1));
-                while x >= f as u64 {
-                    x /= f as u64;
-                    l += 1;
-                }
-                l
-            };
-            let mut by_level: HashMap<u32, Vec<usize>> = HashMap::new();
-            for (i, s) in self.base.segments.iter().enumerate() {
-                by_level
-                    .entry(level(s.doc_count - s.del_count))
-                    .or_default()
-                    .push(i);
+        let level = |live: u32| {
+            let mut l = 0u32;
+            let mut x = u64::from(live.max(1));
+            while x >= f as u64 {
+                x /= f as u64;
+                l += 1;
             }
-            let Some(group) = by_level
-                .into_values()
-                .filter(|g| g.len() >= f)
-                .min_by_key(|g| g[0])
+            l
+        };
+        loop {
+            let levels: Vec<u32> = self
+                .base
+                .segments
+                .iter()
+                .map(|s| level(s.doc_count - s.del_count))
+                .collect();
+            let Some(start) = (0..levels.len().saturating_sub(f - 1))
+                .find(|&i| levels[i..i + f].iter().all(|&l| l == levels[i]))
             else {
                 return Ok(());
             };
-            self.merge_group(&group[..f])?;
+            let group: Vec<usize> = (start..start + f).collect();
+            self.merge_group(&group)?;
         }
     }
 
@@ -485,17 +495,19 @@ impl IndexWriter {
         self.commit()?;
         let n = self.base.segments.len();
         if n > max_segments {
-            // Merge the smallest segments together, keeping doc-number order
-            // among them.
-            let mut order: Vec<usize> = (0..n).collect();
-            order.sort_by_key(|&i| {
-                (
-                    self.base.segments[i].doc_count - self.base.segments[i].del_count,
-                    i,
-                )
-            });
-            let mut group: Vec<usize> = order[..n - max_segments + 1].to_vec();
-            group.sort_unstable();
+            // Merge the adjacent run of segments with the fewest live
+            // documents, so documents keep their relative order.
+            let width = n - max_segments + 1;
+            let live: Vec<u64> = self
+                .base
+                .segments
+                .iter()
+                .map(|s| u64::from(s.doc_count - s.del_count))
+                .collect();
+            let start = (0..=n - width)
+                .min_by_key(|&i| live[i..i + width].iter().sum::<u64>())
+                .expect("n >= width");
+            let group: Vec<usize> = (start..start + width).collect();
             self.merge_group(&group)?;
         } else if n == 1 && self.base.segments[0].del_count > 0 {
             self.merge_group(&[0])?;

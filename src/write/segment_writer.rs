@@ -105,7 +105,7 @@ fn encode_sort_column(field: FieldId, values: &SortValues, doc_count: u32, out: 
     out.extend_from_slice(&(card as u32).to_le_bytes());
     out.extend_from_slice(&(value_bytes.len() as u64).to_le_bytes());
     out.extend_from_slice(&value_bytes);
-    while out.len() % 4 != 0 {
+    while !out.len().is_multiple_of(4) {
         out.push(0);
     }
     ords::pack(&ords, width, out);

@@ -1,0 +1,224 @@
+//! `quarry merge` and `quarry stats`.
+
+use std::path::Path;
+
+use quarry::{FieldType, IndexWriter, Searcher, WriterConfig};
+
+use crate::cli::{self, CliError, Cmd};
+
+pub const MERGE_USAGE: &str = "\
+Usage: quarry merge DIR [--max-segments N]
+
+Merges segments until at most N remain (smallest first; a lone segment with
+deleted documents is rewritten without them), and commits.
+
+Options:
+  --max-segments N    segments to keep at most [default: 1]
+  -h, --help          show this help
+";
+
+pub const STATS_USAGE: &str = "\
+Usage: quarry stats DIR [--format text|json]
+
+Prints the newest commit's generation, documents (live, total, deleted),
+segments, per text field the tokens and average length, the bytes per
+segment component (postings, terms, norms, stored, sort) summed over the
+segments, the segment files' bytes, and the bytes of every file in DIR.
+
+Options:
+  --format FMT        text or json [default: text]
+  -h, --help          show this help
+";
+
+pub fn run_merge(p: &mut lexopt::Parser) -> Result<(), CliError> {
+    use lexopt::prelude::*;
+    let mut dir = None;
+    let mut max_segments = 1usize;
+    let parsed: Result<bool, CliError> = (|| {
+        while let Some(arg) = p.next()? {
+            match arg {
+                Short('h') | Long("help") => return Ok(false),
+                Long("max-segments") => {
+                    max_segments = cli::parsed_value(p, "--max-segments", "a positive integer")?;
+                    if max_segments == 0 {
+                        return Err(CliError::usage(
+                            None,
+                            "invalid value '0' for --max-segments: expected a positive integer",
+                        ));
+                    }
+                }
+                Value(v) => cli::positional(&mut dir, v, "DIR")?,
+                other => return Err(other.unexpected().into()),
+            }
+        }
+        Ok(true)
+    })();
+    if !parsed.map_err(|e| e.in_cmd(Cmd::Merge))? {
+        return cli::print_stdout(MERGE_USAGE);
+    }
+    let dir = cli::required(dir, "the index directory DIR").map_err(|e| e.in_cmd(Cmd::Merge))?;
+    let before = segment_count(Path::new(&dir))?;
+    let config = WriterConfig {
+        merge_factor: 0,
+        ..WriterConfig::default()
+    };
+    let mut w = IndexWriter::open(&dir, config)?;
+    let generation = w.merge(max_segments)?;
+    drop(w);
+    let after = segment_count(Path::new(&dir))?;
+    cli::print_stdout(&format!(
+        "merged {dir}: {before} segments -> {after}, generation {generation}\n"
+    ))
+}
+
+fn segment_count(dir: &Path) -> Result<usize, CliError> {
+    match quarry::read::latest_manifest(dir)? {
+        Some((_, m)) => Ok(m.segments.len()),
+        None => Err(quarry::Error::NoIndex(dir.to_owned()).into()),
+    }
+}
+
+pub fn run_stats(p: &mut lexopt::Parser) -> Result<(), CliError> {
+    use lexopt::prelude::*;
+    let mut dir = None;
+    let mut json = false;
+    let parsed: Result<bool, CliError> = (|| {
+        while let Some(arg) = p.next()? {
+            match arg {
+                Short('h') | Long("help") => return Ok(false),
+                Long("format") => {
+                    json = cli::choice_value(p, "--format", "'text' or 'json'", |s| match s {
+                        "text" => Some(false),
+                        "json" => Some(true),
+                        _ => None,
+                    })?
+                }
+                Value(v) => cli::positional(&mut dir, v, "DIR")?,
+                other => return Err(other.unexpected().into()),
+            }
+        }
+        Ok(true)
+    })();
+    if !parsed.map_err(|e| e.in_cmd(Cmd::Stats))? {
+        return cli::print_stdout(STATS_USAGE);
+    }
+    let dir = cli::required(dir, "the index directory DIR").map_err(|e| e.in_cmd(Cmd::Stats))?;
+    if !Path::new(&dir).is_dir() {
+        return Err(CliError::failed(format!(
+            "no index at {dir} (not a directory)"
+        )));
+    }
+    let s = Searcher::open(&dir)?;
+    let snap = s.snapshot();
+    let total = s.max_doc();
+    let live = s.num_docs();
+
+    // Bytes per component, summed over segments, in first-seen order.
+    let mut components: Vec<(&'static str, u64)> = Vec::new();
+    let mut segment_bytes = 0u64;
+    for seg in snap.segments() {
+        segment_bytes += seg.reader.file_len() as u64;
+        for (name, n) in seg.reader.section_sizes() {
+            match components.iter_mut().find(|(c, _)| *c == name) {
+                Some((_, sum)) => *sum += n as u64,
+                None => components.push((name, n as u64)),
+            }
+        }
+    }
+    let mut disk_bytes = 0u64;
+    let mut files = 0u64;
+    let rd =
+        std::fs::read_dir(&dir).map_err(|e| CliError::failed(format!("cannot list {dir}: {e}")))?;
+    for e in rd.flatten() {
+        if let Ok(md) = e.metadata()
+            && md.is_file()
+        {
+            disk_bytes += md.len();
+            files += 1;
+        }
+    }
+    let text_fields: Vec<(String, u64)> = s
+        .schema()
+        .iter()
+        .filter(|(_, d)| d.ty == FieldType::Text)
+        .map(|(id, d)| {
+            let tokens = snap
+                .segments()
+                .iter()
+                .map(|seg| seg.reader.total_tokens(id))
+                .sum();
+            (d.name.clone(), tokens)
+        })
+        .collect();
+
+    if json {
+        let v = serde_json::json!({
+            "dir": dir,
+            "generation": s.generation(),
+            "segments": snap.segments().len(),
+            "documents": {"live": live, "total": total, "deleted": total - live},
+            "segment_docs": snap.segments().iter().map(|g| g.entry.doc_count).collect::<Vec<_>>(),
+            "text_fields": text_fields.iter().map(|(n, t)| serde_json::json!({
+                "name": n, "tokens": t, "avg_len": if total > 0 { *t as f64 / total as f64 } else { 0.0 },
+            })).collect::<Vec<_>>(),
+            "bytes": {
+                "components": components.iter().map(|(c, n)| ((*c).to_owned(), serde_json::json!(n))).collect::<serde_json::Map<_, _>>(),
+                "segment_files": segment_bytes,
+                "on_disk": disk_bytes,
+            },
+            "files_on_disk": files,
+        });
+        return cli::print_stdout(&format!("{v}\n"));
+    }
+    let mut out = String::new();
+    out.push_str(&format!("index:       {dir}\n"));
+    out.push_str(&format!("generation:  {}\n", s.generation()));
+    out.push_str(&format!(
+        "documents:   {live} live, {total} total, {} deleted\n",
+        total - live
+    ));
+    out.push_str(&format!("segments:    {}\n", snap.segments().len()));
+    out.push_str("fields:\n");
+    for (_, d) in s.schema().iter() {
+        let mut flags = Vec::new();
+        if d.flags.stored {
+            flags.push("stored");
+        }
+        if d.is_indexed() {
+            flags.push("indexed");
+        }
+        if d.flags.sortable {
+            flags.push("sortable");
+        }
+        let extra = text_fields
+            .iter()
+            .find(|(n, _)| *n == d.name)
+            .map(|(_, t)| {
+                format!(
+                    "; {t} tokens, avg length {:.2}",
+                    if total > 0 {
+                        *t as f64 / total as f64
+                    } else {
+                        0.0
+                    }
+                )
+            })
+            .unwrap_or_default();
+        out.push_str(&format!(
+            "  {:<16} {:<7} {}{extra}\n",
+            d.name,
+            d.ty.name(),
+            flags.join(" ")
+        ));
+    }
+    out.push_str("bytes (summed over segments):\n");
+    for (c, n) in &components {
+        out.push_str(&format!("  {c:<16} {n:>14}\n"));
+    }
+    out.push_str(&format!("  {:<16} {segment_bytes:>14}\n", "segment files"));
+    out.push_str(&format!(
+        "  {:<16} {disk_bytes:>14}  ({files} files in {dir})\n",
+        "on disk"
+    ));
+    cli::print_stdout(&out)
+}

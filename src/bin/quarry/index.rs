@@ -1,0 +1,392 @@
+//! `quarry index`: create an index or append to it from a JSONL file.
+
+use std::collections::{HashMap, HashSet};
+use std::io::{BufRead, BufReader, IsTerminal, Read, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use quarry::{Document, FieldId, FieldType, IndexWriter, Schema, Value, WriterConfig};
+
+use crate::cli::{self, CliError, Cmd};
+
+pub const USAGE: &str = "\
+Usage: quarry index DIR --input DOCS.jsonl [--schema SCHEMA.json] [--segment-docs N] [--merge]
+
+Creates the index at DIR (then --schema is required) or appends to it (a
+--schema given for an existing index must equal the index's schema).
+Everything is committed once, at the end: when any line is rejected,
+nothing of the run is committed and the index stays exactly as it was.
+
+Each line of DOCS.jsonl (use '-' for stdin) is a JSON object keyed by field
+names. text fields take a string (or an array of strings, indexed as if
+joined), string fields a string, i64 fields an integer in range, f64 fields
+any finite number; null means absent; blank lines are skipped. An unknown
+key, a wrong type, malformed JSON or invalid UTF-8 aborts the run with the
+line number.
+
+Options:
+  --input FILE        JSONL documents ('-' reads stdin)
+  --schema FILE       schema JSON: {\"fields\":[{\"name\":..,\"type\":\"text|string|i64|f64\",
+                      \"stored\":bool,\"indexed\":bool,\"sortable\":bool}, ..]}
+  --segment-docs N    flush a segment every N documents and turn automatic
+                      merging off (to get many segments)
+  --merge             force-merge to one segment after the commit
+  -h, --help          show this help
+
+Prints a progress line on stderr when stderr is a terminal, and a one-line
+summary on stdout.
+";
+
+struct Args {
+    dir: String,
+    schema: Option<String>,
+    input: String,
+    segment_docs: Option<u32>,
+    merge: bool,
+}
+
+fn parse(p: &mut lexopt::Parser) -> Result<Option<Args>, CliError> {
+    use lexopt::prelude::*;
+    let (mut dir, mut schema, mut input, mut segment_docs, mut merge) =
+        (None, None, None, None, false);
+    while let Some(arg) = p.next()? {
+        match arg {
+            Short('h') | Long("help") => return Ok(None),
+            Long("schema") => schema = Some(cli::string_value(p, "--schema")?),
+            Long("input") => input = Some(cli::string_value(p, "--input")?),
+            Long("segment-docs") => {
+                let n: u32 = cli::parsed_value(p, "--segment-docs", "a positive integer")?;
+                if n == 0 {
+                    return Err(CliError::usage(
+                        None,
+                        "invalid value '0' for --segment-docs: expected a positive integer",
+                    ));
+                }
+                segment_docs = Some(n);
+            }
+            Long("merge") => merge = true,
+            Value(v) => cli::positional(&mut dir, v, "DIR")?,
+            other => return Err(other.unexpected().into()),
+        }
+    }
+    Ok(Some(Args {
+        dir: cli::required(dir, "the index directory DIR")?,
+        input: cli::required(input, "--input DOCS.jsonl")?,
+        schema,
+        segment_docs,
+        merge,
+    }))
+}
+
+pub fn run(p: &mut lexopt::Parser) -> Result<(), CliError> {
+    let args = match parse(p).map_err(|e| e.in_cmd(Cmd::Index))? {
+        Some(a) => a,
+        None => return cli::print_stdout(USAGE),
+    };
+    let dir = PathBuf::from(&args.dir);
+
+    let schema = match &args.schema {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| CliError::failed(format!("cannot read schema file {path}: {e}")))?;
+            Some(
+                Schema::from_json(&text)
+                    .map_err(|e| CliError::failed(format!("schema file {path}: {e}")))?,
+            )
+        }
+        None => None,
+    };
+
+    // What the directory holds before the run, so that a failed run can be
+    // undone completely (the writer commits an empty index on creation, and
+    // segments flushed mid-run stay on disk until the next commit).
+    let before = Before::look(&dir)?;
+    if !before.has_index && schema.is_none() {
+        return Err(CliError::usage(
+            Some(Cmd::Index),
+            format!("no index at {}; give --schema to create one", dir.display()),
+        ));
+    }
+
+    let input: Box<dyn Read> = if args.input == "-" {
+        Box::new(std::io::stdin().lock())
+    } else {
+        Box::new(
+            std::fs::File::open(&args.input)
+                .map_err(|e| CliError::failed(format!("cannot open input {}: {e}", args.input)))?,
+        )
+    };
+
+    let mut config = WriterConfig::default();
+    if let Some(n) = args.segment_docs {
+        config.max_docs_per_segment = Some(n);
+        config.merge_factor = 0;
+    }
+    let start = Instant::now();
+    let mut writer = match IndexWriter::open_or_create(&dir, schema.as_ref(), config) {
+        Ok(w) => w,
+        Err(e) => {
+            before.undo(&dir, None);
+            return Err(e.into());
+        }
+    };
+    let added = match load(&mut writer, input, &args.input) {
+        Ok(n) => n,
+        Err(e) => {
+            before.undo(&dir, Some(writer));
+            return Err(e);
+        }
+    };
+    if let Err(e) = writer.commit() {
+        // A commit can fail after publishing (e.g. in the automatic merge
+        // that follows): then the documents are in, and nothing is undone.
+        let published = writer.generation() > before.generation.unwrap_or(1);
+        if published {
+            return Err(CliError::failed(format!(
+                "the documents were committed (generation {}), but then: {e}",
+                writer.generation()
+            )));
+        }
+        before.undo(&dir, Some(writer));
+        return Err(e.into());
+    }
+    if args.merge {
+        writer.merge(1)?;
+    }
+    let generation = writer.generation();
+    drop(writer);
+    let secs = start.elapsed().as_secs_f64();
+    let (segments, live) = match quarry::read::latest_manifest(&dir)? {
+        Some((_, m)) => (
+            m.segments.len(),
+            m.segments
+                .iter()
+                .map(|s| u64::from(s.doc_count - s.del_count))
+                .sum::<u64>(),
+        ),
+        None => (0, 0),
+    };
+    cli::print_stdout(&format!(
+        "indexed {added} docs in {secs:.3} s ({:.0} docs/s); index {}: {live} docs, {segments} segments, generation {generation}\n",
+        added as f64 / secs.max(1e-9),
+        dir.display(),
+    ))
+}
+
+/// The state of the index directory before the run.
+struct Before {
+    has_index: bool,
+    /// The generation of the index before the run.
+    generation: Option<u64>,
+    dir_existed: bool,
+    names: HashSet<std::ffi::OsString>,
+}
+
+impl Before {
+    fn look(dir: &Path) -> Result<Before, CliError> {
+        let dir_existed = dir.exists();
+        let mut names = HashSet::new();
+        let mut generation = None;
+        if dir_existed {
+            generation = quarry::read::latest_manifest(dir)?.map(|(_, m)| m.generation);
+            let rd = std::fs::read_dir(dir)
+                .map_err(|e| CliError::failed(format!("cannot list {}: {e}", dir.display())))?;
+            for e in rd.flatten() {
+                names.insert(e.file_name());
+            }
+        }
+        Ok(Before {
+            has_index: generation.is_some(),
+            generation,
+            dir_existed,
+            names,
+        })
+    }
+
+    /// Puts the directory back as it was: removes the files this run
+    /// created (uncommitted segments; for a new index, everything).
+    fn undo(&self, dir: &Path, writer: Option<IndexWriter>) {
+        // Nothing of this run was committed to an existing index, so every
+        // new file is an unpublished segment; remove them while the lock is held.
+        if self.has_index {
+            self.remove_new(dir);
+            drop(writer);
+            return;
+        }
+        drop(writer);
+        if !self.dir_existed {
+            let _ = std::fs::remove_dir_all(dir);
+        } else {
+            self.remove_new(dir);
+        }
+    }
+
+    fn remove_new(&self, dir: &Path) {
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in rd.flatten() {
+            let name = e.file_name();
+            let s = name.to_string_lossy();
+            let ours = s.starts_with("seg-") || s.starts_with("manifest-") || s == "LOCK";
+            if ours && !self.names.contains(&name) {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
+    }
+}
+
+/// How a JSON key maps to the schema.
+struct FieldSlot {
+    id: FieldId,
+    ty: FieldType,
+}
+
+/// Reads every line and adds its document. Returns the number of documents.
+fn load(writer: &mut IndexWriter, input: Box<dyn Read>, input_name: &str) -> Result<u64, CliError> {
+    let schema = writer.schema().clone();
+    let slots: HashMap<String, FieldSlot> = schema
+        .iter()
+        .map(|(id, def)| (def.name.clone(), FieldSlot { id, ty: def.ty }))
+        .collect();
+    let mut reader = BufReader::with_capacity(1 << 20, input);
+    let mut line = Vec::new();
+    let mut doc = Document::new();
+    let mut lineno = 0u64;
+    let mut added = 0u64;
+    let progress = std::io::stderr().is_terminal();
+    let start = Instant::now();
+    let mut last_report = start;
+    loop {
+        line.clear();
+        let n = reader.read_until(b'\n', &mut line).map_err(|e| {
+            CliError::failed(format!("{input_name}: read error after line {lineno}: {e}"))
+        })?;
+        if n == 0 {
+            break;
+        }
+        lineno += 1;
+        let at = |msg: String| CliError::failed(format!("{input_name}, line {lineno}: {msg}"));
+        let text = std::str::from_utf8(&line).map_err(|e| {
+            at(format!(
+                "invalid UTF-8 at byte {} of the line",
+                e.valid_up_to()
+            ))
+        })?;
+        if text.trim().is_empty() {
+            continue;
+        }
+        to_document(text, &schema, &slots, &mut doc).map_err(at)?;
+        writer.add_document(&doc).map_err(|e| at(e.to_string()))?;
+        added += 1;
+        if progress
+            && added.is_multiple_of(1024)
+            && last_report.elapsed() >= Duration::from_millis(250)
+        {
+            last_report = Instant::now();
+            let secs = start.elapsed().as_secs_f64();
+            eprint!(
+                "\r{input_name}: {added} docs, {:.0} docs/s\x1b[K",
+                added as f64 / secs.max(1e-9)
+            );
+            let _ = std::io::stderr().flush();
+        }
+    }
+    if progress {
+        eprint!("\r\x1b[K");
+        let _ = std::io::stderr().flush();
+    }
+    Ok(added)
+}
+
+/// Parses one JSONL line into `doc`.
+fn to_document(
+    text: &str,
+    schema: &Schema,
+    slots: &HashMap<String, FieldSlot>,
+    doc: &mut Document,
+) -> Result<(), String> {
+    let text = text.trim_end_matches(['\n', '\r']);
+    let v: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+        // serde_json's message ends with its own " at line 1 column N".
+        let msg = e.to_string();
+        let msg = msg
+            .rsplit_once(" at line ")
+            .map_or(msg.as_str(), |(m, _)| m);
+        format!("malformed JSON at column {}: {msg}", e.column())
+    })?;
+    let serde_json::Value::Object(map) = v else {
+        return Err(format!("expected a JSON object, got {}", kind(&v)));
+    };
+    doc.clear();
+    for (key, value) in map {
+        let Some(slot) = slots.get(&key) else {
+            let names: Vec<&str> = schema.fields().iter().map(|f| f.name.as_str()).collect();
+            return Err(format!(
+                "unknown field {key:?} (the schema has: {})",
+                names.join(", ")
+            ));
+        };
+        let wrong =
+            |v: &serde_json::Value| format!("field {key:?} is {}, got {}", slot.ty.name(), kind(v));
+        match (slot.ty, value) {
+            (_, serde_json::Value::Null) => {}
+            (FieldType::Text | FieldType::String, serde_json::Value::String(s)) => {
+                doc.add(slot.id, Value::Str(s));
+            }
+            (FieldType::Text, serde_json::Value::Array(items)) => {
+                for item in items {
+                    match item {
+                        serde_json::Value::String(s) => {
+                            doc.add(slot.id, Value::Str(s));
+                        }
+                        serde_json::Value::Null => {}
+                        other => {
+                            return Err(format!(
+                                "field {key:?} is text, got an array holding {}",
+                                kind(&other)
+                            ));
+                        }
+                    }
+                }
+            }
+            (FieldType::I64, serde_json::Value::Number(n)) => {
+                let v = if let Some(i) = n.as_i64() {
+                    i
+                } else if n.is_u64()
+                    || n.as_f64()
+                        .is_some_and(|f| f.fract() == 0.0 && f.abs() >= 9.2e18)
+                {
+                    return Err(format!(
+                        "field {key:?} is i64, got {n}, which is outside the i64 range"
+                    ));
+                } else {
+                    return Err(format!(
+                        "field {key:?} is i64, got the non-integer number {n}"
+                    ));
+                };
+                doc.add(slot.id, Value::I64(v));
+            }
+            (FieldType::F64, serde_json::Value::Number(n)) => {
+                let v = n.as_f64().filter(|v| v.is_finite()).ok_or_else(|| {
+                    format!("field {key:?} is f64, got the non-finite number {n}")
+                })?;
+                doc.add(slot.id, Value::F64(v));
+            }
+            (_, other) => return Err(wrong(&other)),
+        }
+    }
+    Ok(())
+}
+
+fn kind(v: &serde_json::Value) -> &'static str {
+    match v {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "a boolean",
+        serde_json::Value::Number(n) if n.is_f64() => "a non-integer number",
+        serde_json::Value::Number(_) => "an integer",
+        serde_json::Value::String(_) => "a string",
+        serde_json::Value::Array(_) => "an array",
+        serde_json::Value::Object(_) => "an object",
+    }
+}

@@ -1,0 +1,613 @@
+//! `quarry search`: run match queries and print the hits.
+//!
+//! Also the pieces `bench` shares: query files, sort specs, field lookup.
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::Path;
+
+use quarry::{
+    ExecMode, FieldId, FieldType, Hit, Hits, Operator, Query, Schema, SearchRequest, Searcher,
+    SortKey, SortSpec, Value,
+};
+
+use crate::cli::{self, CliError, Cmd};
+
+pub const USAGE: &str = "\
+Usage: quarry search DIR [QUERY] [--queries FILE.tsv] [OPTIONS]
+
+Runs each query as a match query (the text is analysed like the indexed
+text) on --field, its terms combined with --op. Give either QUERY or
+--queries FILE.tsv, whose lines are 'class<TAB>query text' (blank lines and
+lines starting with '#' are skipped).
+
+Options:
+  --queries FILE      queries, one 'class<TAB>text' per line
+  --field NAME        the field searched [default: body]
+  --op and|or         how the query's terms combine [default: or]
+  --k N               hits per query [default: 10]
+  --offset N          hits skipped first (paging) [default: 0]
+  --sort SPEC         sort order: a comma list of 'score', 'doc' or a
+                      sortable field name, each optionally ':asc' or ':desc'
+                      (default desc for score, asc otherwise), e.g.
+                      'year:desc,score' or 'category,year:desc'. Ties go to
+                      the lower document number.
+  --id-field NAME     print this stored field as the hit id [default: the
+                      internal document number]
+  --exec MODE         execution path: auto, exhaustive or daat [default:
+                      $QUARRY_EXEC, else auto]
+  --format FMT        text, tsv or json [default: text]
+  -h, --help          show this help
+
+Output formats:
+  tsv   a header line, then one line per hit:
+          qno class rank id score score_bits total_hits [sort_values]
+        (tab-separated). qno counts queries from 1 in file order; class is
+        '-' for a single QUERY; rank counts from 1; score is the shortest
+        decimal that reads back as the same f32; score_bits its IEEE bits as
+        8 hex digits; total_hits the exact number of matches. With --sort,
+        sort_values holds the hit's sort values joined by '|' (a missing
+        value is empty). A query with no hit on the page prints one line
+        with rank 0, id '-', score 0 and score_bits 00000000. Tabs,
+        newlines, '\\' and '|' inside values are escaped as \\t \\n \\\\ \\|.
+  json  one JSON object per query and line: qno, class, query, total_hits,
+        total_is_exact, hits [{rank, doc, id, score, score_bits, title?,
+        sort_values?}].
+  text  for people: per query a heading, then rank, id, score and the
+        stored title (when a stored field named 'title' exists).
+";
+
+/// One query of a query file (or the single QUERY).
+#[derive(Clone, Debug)]
+pub struct QueryLine {
+    pub class: String,
+    pub text: String,
+}
+
+/// Reads a `class<TAB>query text` file.
+pub fn read_queries(path: &str) -> Result<Vec<QueryLine>, CliError> {
+    let bytes = std::fs::read(path)
+        .map_err(|e| CliError::failed(format!("cannot read queries file {path}: {e}")))?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let line = e.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count() + 1;
+        CliError::failed(format!("{path}, line {line}: invalid UTF-8"))
+    })?;
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        if line.trim().is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let (class, q) = line.split_once('\t').ok_or_else(|| {
+            CliError::failed(format!(
+                "{path}, line {}: expected 'class<TAB>query text'",
+                i + 1
+            ))
+        })?;
+        out.push(QueryLine {
+            class: class.to_owned(),
+            text: q.to_owned(),
+        });
+    }
+    if out.is_empty() {
+        return Err(CliError::failed(format!("{path}: no queries")));
+    }
+    Ok(out)
+}
+
+/// A sort rule as written on the command line, before the schema is known.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RawRule {
+    pub key: String,
+    pub descending: bool,
+}
+
+/// Parses `year:desc,score` into rules (syntax only).
+pub fn parse_sort(spec: &str) -> Result<Vec<RawRule>, CliError> {
+    let bad =
+        |msg: String| CliError::usage(None, format!("invalid value '{spec}' for --sort: {msg}"));
+    let mut rules = Vec::new();
+    for part in spec.split(',') {
+        let part = part.trim();
+        if part.is_empty() {
+            return Err(bad("empty rule".into()));
+        }
+        let (key, dir) = match part.rsplit_once(':') {
+            Some((k, d)) => (k, Some(d)),
+            None => (part, None),
+        };
+        let descending = match dir {
+            None => key == "score",
+            Some("desc") => true,
+            Some("asc") => false,
+            Some(d) => return Err(bad(format!("direction '{d}' is not 'asc' or 'desc'"))),
+        };
+        if key.is_empty() {
+            return Err(bad("a rule needs a key".into()));
+        }
+        rules.push(RawRule {
+            key: key.to_owned(),
+            descending,
+        });
+    }
+    Ok(rules)
+}
+
+/// Resolves rules against the schema: field names must be sortable fields.
+pub fn resolve_sort(rules: &[RawRule], schema: &Schema) -> Result<SortSpec, CliError> {
+    let mut spec = SortSpec::new();
+    for r in rules {
+        let key = match r.key.as_str() {
+            "score" => SortKey::Score,
+            "doc" => SortKey::Doc,
+            name => {
+                let id = field_id(schema, name, "--sort")?;
+                if !schema.def(id).flags.sortable {
+                    return Err(CliError::usage(
+                        None,
+                        format!(
+                            "--sort: field '{name}' is not sortable (sortable: {})",
+                            sortable_names(schema)
+                        ),
+                    ));
+                }
+                SortKey::Field(id)
+            }
+        };
+        spec.push(key, r.descending);
+    }
+    Ok(spec)
+}
+
+fn sortable_names(schema: &Schema) -> String {
+    let v: Vec<&str> = schema
+        .fields()
+        .iter()
+        .filter(|f| f.flags.sortable)
+        .map(|f| f.name.as_str())
+        .collect();
+    if v.is_empty() {
+        "none".into()
+    } else {
+        v.join(", ")
+    }
+}
+
+/// The id of the field `name`, or a usage error listing the fields.
+pub fn field_id(schema: &Schema, name: &str, flag: &str) -> Result<FieldId, CliError> {
+    schema.field(name).ok_or_else(|| {
+        let names: Vec<&str> = schema.fields().iter().map(|f| f.name.as_str()).collect();
+        CliError::usage(
+            None,
+            format!(
+                "{flag}: no field '{name}' in the index (fields: {})",
+                names.join(", ")
+            ),
+        )
+    })
+}
+
+/// The field a match query runs on: text, or an indexed string field.
+pub fn search_field(schema: &Schema, name: &str) -> Result<FieldId, CliError> {
+    let id = field_id(schema, name, "--field")?;
+    let def = schema.def(id);
+    if !(def.ty == FieldType::Text || (def.ty == FieldType::String && def.flags.indexed)) {
+        return Err(CliError::usage(
+            None,
+            format!(
+                "--field: '{name}' is {}; match queries need a text or indexed string field",
+                def.ty.name()
+            ),
+        ));
+    }
+    Ok(id)
+}
+
+pub fn parse_op(s: &str) -> Option<Operator> {
+    match s {
+        "and" | "AND" => Some(Operator::And),
+        "or" | "OR" => Some(Operator::Or),
+        _ => None,
+    }
+}
+
+/// Opens the searcher, with `--exec` (when given) overriding the environment.
+pub fn open_searcher(dir: &str, exec: Option<ExecMode>) -> Result<Searcher, CliError> {
+    if !Path::new(dir).is_dir() {
+        return Err(CliError::failed(format!(
+            "no index at {dir} (not a directory)"
+        )));
+    }
+    let s = Searcher::open(dir)?;
+    Ok(match exec {
+        Some(m) => {
+            let mut o = s.options().clone();
+            o.exec = m;
+            s.with_options(o)
+        }
+        None => s,
+    })
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Format {
+    Text,
+    Tsv,
+    Json,
+}
+
+struct Args {
+    dir: String,
+    query: Option<String>,
+    queries: Option<String>,
+    field: String,
+    op: Operator,
+    k: usize,
+    offset: usize,
+    sort: Option<Vec<RawRule>>,
+    id_field: Option<String>,
+    exec: Option<ExecMode>,
+    format: Format,
+}
+
+fn parse(p: &mut lexopt::Parser) -> Result<Option<Args>, CliError> {
+    use lexopt::prelude::*;
+    let mut a = Args {
+        dir: String::new(),
+        query: None,
+        queries: None,
+        field: "body".into(),
+        op: Operator::Or,
+        k: 10,
+        offset: 0,
+        sort: None,
+        id_field: None,
+        exec: None,
+        format: Format::Text,
+    };
+    let mut dir = None;
+    while let Some(arg) = p.next()? {
+        match arg {
+            Short('h') | Long("help") => return Ok(None),
+            Long("queries") => a.queries = Some(cli::string_value(p, "--queries")?),
+            Long("field") => a.field = cli::string_value(p, "--field")?,
+            Long("op") => a.op = cli::choice_value(p, "--op", "'and' or 'or'", parse_op)?,
+            Long("k") => a.k = cli::parsed_value(p, "--k", "a non-negative integer")?,
+            Long("offset") => {
+                a.offset = cli::parsed_value(p, "--offset", "a non-negative integer")?
+            }
+            Long("sort") => a.sort = Some(parse_sort(&cli::string_value(p, "--sort")?)?),
+            Long("id-field") => a.id_field = Some(cli::string_value(p, "--id-field")?),
+            Long("exec") => {
+                a.exec = Some(cli::choice_value(
+                    p,
+                    "--exec",
+                    "'auto', 'exhaustive' or 'daat'",
+                    ExecMode::from_name,
+                )?)
+            }
+            Long("format") => {
+                a.format =
+                    cli::choice_value(p, "--format", "'text', 'tsv' or 'json'", |s| match s {
+                        "text" => Some(Format::Text),
+                        "tsv" => Some(Format::Tsv),
+                        "json" => Some(Format::Json),
+                        _ => None,
+                    })?
+            }
+            Value(v) if dir.is_none() => cli::positional(&mut dir, v, "DIR")?,
+            Value(v) => cli::positional(&mut a.query, v, "QUERY")?,
+            other => return Err(other.unexpected().into()),
+        }
+    }
+    a.dir = cli::required(dir, "the index directory DIR")?;
+    match (&a.query, &a.queries) {
+        (None, None) => return Err(CliError::usage(None, "give a QUERY or --queries FILE.tsv")),
+        (Some(_), Some(_)) => {
+            return Err(CliError::usage(
+                None,
+                "give either a QUERY or --queries FILE.tsv, not both",
+            ));
+        }
+        _ => {}
+    }
+    Ok(Some(a))
+}
+
+pub fn run(p: &mut lexopt::Parser) -> Result<(), CliError> {
+    let args = match parse(p).map_err(|e| e.in_cmd(Cmd::Search))? {
+        Some(a) => a,
+        None => return cli::print_stdout(USAGE),
+    };
+    run_args(&args).map_err(|e| e.in_cmd(Cmd::Search))
+}
+
+/// What to fetch from stored fields for printing.
+struct Printer<'a> {
+    searcher: &'a Searcher,
+    id_field: Option<FieldId>,
+    title_field: Option<FieldId>,
+    sort: Option<&'a SortSpec>,
+    /// Hits skipped (ranks count from offset + 1).
+    offset: usize,
+}
+
+impl Printer<'_> {
+    /// (id, title) of a hit: the stored id value (or the doc number) and the stored title.
+    fn lookup(&self, doc: u64, want_title: bool) -> Result<(Value, Option<String>), CliError> {
+        let title_field = self.title_field.filter(|_| want_title);
+        if self.id_field.is_none() && title_field.is_none() {
+            return Ok((Value::I64(doc as i64), None));
+        }
+        let stored = self.searcher.stored(doc)?;
+        let get = |f: Option<FieldId>| {
+            f.and_then(|f| stored.iter().find(|(g, _)| *g == f).map(|(_, v)| v.clone()))
+        };
+        let id = get(self.id_field).unwrap_or(Value::I64(doc as i64));
+        let title = get(title_field).map(|v| v.to_string());
+        Ok((id, title))
+    }
+
+    /// The sort values of a hit as text (score values as f32).
+    fn sort_text(&self, hit: &Hit, out: &mut String) {
+        let Some(spec) = self.sort else { return };
+        for (i, rule) in spec.rules.iter().enumerate() {
+            if i > 0 {
+                out.push('|');
+            }
+            match (rule.key, hit.sort_values.get(i).and_then(|v| v.as_ref())) {
+                (_, None) => {}
+                (SortKey::Score, Some(Value::F64(v))) => {
+                    let _ = write!(out, "{}", *v as f32);
+                }
+                (_, Some(v)) => write_value(v, out),
+            }
+        }
+    }
+
+    fn sort_json(&self, hit: &Hit) -> serde_json::Value {
+        let Some(spec) = self.sort else {
+            return serde_json::Value::Null;
+        };
+        spec.rules
+            .iter()
+            .enumerate()
+            .map(
+                |(i, rule)| match (rule.key, hit.sort_values.get(i).and_then(|v| v.as_ref())) {
+                    (_, None) => serde_json::Value::Null,
+                    (SortKey::Score, Some(Value::F64(v))) => f32_json(*v as f32),
+                    (_, Some(v)) => value_json(v),
+                },
+            )
+            .collect()
+    }
+}
+
+/// A value for tsv and text output: strings escaped ([`cli::tsv_escape`]),
+/// f64 as the shortest decimal that round-trips, in exponent form outside
+/// 1e-5..1e16 (so 1e-300 is not three hundred zeros).
+fn write_value(v: &Value, out: &mut String) {
+    match v {
+        Value::Str(s) => cli::tsv_escape(s, out),
+        Value::I64(i) => {
+            let _ = write!(out, "{i}");
+        }
+        Value::F64(f) => {
+            let a = f.abs();
+            if a == 0.0 || (1e-5..1e16).contains(&a) {
+                let _ = write!(out, "{f}");
+            } else {
+                let _ = write!(out, "{f:e}");
+            }
+        }
+    }
+}
+
+/// An f32 as a JSON number with its shortest round-trip decimal (serde_json
+/// would print the f64 widening, e.g. 0.10000000149011612 for 0.1f32).
+fn f32_json(x: f32) -> serde_json::Value {
+    match format!("{x}").parse::<f64>() {
+        Ok(v) => serde_json::json!(v),
+        Err(_) => serde_json::Value::Null,
+    }
+}
+
+fn value_json(v: &Value) -> serde_json::Value {
+    match v {
+        Value::Str(s) => serde_json::Value::String(s.clone()),
+        Value::I64(i) => serde_json::json!(i),
+        Value::F64(f) => serde_json::json!(f),
+    }
+}
+
+fn run_args(a: &Args) -> Result<(), CliError> {
+    let searcher = open_searcher(&a.dir, a.exec)?;
+    let schema = searcher.schema().clone();
+    let field = search_field(&schema, &a.field)?;
+    let sort = a
+        .sort
+        .as_ref()
+        .map(|r| resolve_sort(r, &schema))
+        .transpose()?;
+    let id_field = match &a.id_field {
+        Some(name) => {
+            let id = field_id(&schema, name, "--id-field")?;
+            if !schema.def(id).flags.stored {
+                return Err(CliError::usage(
+                    None,
+                    format!("--id-field: field '{name}' is not stored"),
+                ));
+            }
+            Some(id)
+        }
+        None => None,
+    };
+    let title_field = schema
+        .field("title")
+        .filter(|&f| schema.def(f).flags.stored);
+    let queries = match (&a.query, &a.queries) {
+        (Some(q), _) => vec![QueryLine {
+            class: "-".into(),
+            text: q.clone(),
+        }],
+        (None, Some(path)) => read_queries(path)?,
+        (None, None) => unreachable!("checked by parse"),
+    };
+    let req = SearchRequest {
+        offset: a.offset,
+        limit: a.k,
+        sort: sort.clone(),
+    };
+    let printer = Printer {
+        searcher: &searcher,
+        id_field,
+        title_field,
+        sort: sort.as_ref(),
+        offset: a.offset,
+    };
+
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    if a.format == Format::Tsv {
+        out.write_all(b"qno\tclass\trank\tid\tscore\tscore_bits\ttotal_hits")?;
+        if sort.is_some() {
+            out.write_all(b"\tsort_values")?;
+        }
+        out.write_all(b"\n")?;
+    }
+    let mut line = String::new();
+    for (i, q) in queries.iter().enumerate() {
+        let qno = i + 1;
+        let hits = searcher.search(&Query::matching(field, &q.text, a.op), &req)?;
+        line.clear();
+        match a.format {
+            Format::Tsv => tsv(&printer, qno, q, &hits, &mut line)?,
+            Format::Text => text(&printer, qno, q, &hits, a.offset, &mut line)?,
+            Format::Json => json(&printer, qno, q, &hits, a.offset, &mut line)?,
+        }
+        out.write_all(line.as_bytes())?;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+fn tsv(
+    pr: &Printer,
+    qno: usize,
+    q: &QueryLine,
+    hits: &Hits,
+    out: &mut String,
+) -> Result<(), CliError> {
+    let mut class = String::new();
+    cli::tsv_escape(&q.class, &mut class);
+    if hits.hits.is_empty() {
+        let _ = write!(
+            out,
+            "{qno}\t{class}\t0\t-\t0\t00000000\t{}",
+            hits.total_hits
+        );
+        if pr.sort.is_some() {
+            out.push('\t');
+        }
+        out.push('\n');
+        return Ok(());
+    }
+    for (r, hit) in hits.hits.iter().enumerate() {
+        let (id, _) = pr.lookup(hit.doc, false)?;
+        let _ = write!(out, "{qno}\t{class}\t{}\t", pr.offset + r + 1);
+        write_value(&id, out);
+        let _ = write!(
+            out,
+            "\t{}\t{:08x}\t{}",
+            hit.score,
+            hit.score.to_bits(),
+            hits.total_hits
+        );
+        if pr.sort.is_some() {
+            out.push('\t');
+            pr.sort_text(hit, out);
+        }
+        out.push('\n');
+    }
+    Ok(())
+}
+
+fn text(
+    pr: &Printer,
+    qno: usize,
+    q: &QueryLine,
+    hits: &Hits,
+    offset: usize,
+    out: &mut String,
+) -> Result<(), CliError> {
+    let _ = writeln!(
+        out,
+        "#{qno} [{}] {:?}: {} hit{}{}",
+        q.class,
+        q.text,
+        hits.total_hits,
+        if hits.total_hits == 1 { "" } else { "s" },
+        if hits.total_is_exact {
+            ""
+        } else {
+            " (at least)"
+        },
+    );
+    if hits.hits.is_empty() {
+        out.push_str("    (no hits)\n");
+    }
+    for (r, hit) in hits.hits.iter().enumerate() {
+        let (id, title) = pr.lookup(hit.doc, true)?;
+        let _ = write!(out, "{:5}. id ", offset + r + 1);
+        write_value(&id, out);
+        let _ = write!(out, "  score {}", hit.score);
+        if pr.sort.is_some() {
+            out.push_str("  sort ");
+            pr.sort_text(hit, out);
+        }
+        if let Some(t) = title {
+            let _ = write!(out, "  {t}");
+        }
+        out.push('\n');
+    }
+    Ok(())
+}
+
+fn json(
+    pr: &Printer,
+    qno: usize,
+    q: &QueryLine,
+    hits: &Hits,
+    offset: usize,
+    out: &mut String,
+) -> Result<(), CliError> {
+    let mut list = Vec::with_capacity(hits.hits.len());
+    for (r, hit) in hits.hits.iter().enumerate() {
+        let (id, title) = pr.lookup(hit.doc, true)?;
+        let mut h = serde_json::json!({
+            "rank": offset + r + 1,
+            "doc": hit.doc,
+            "id": value_json(&id),
+            "score": f32_json(hit.score),
+            "score_bits": format!("{:08x}", hit.score.to_bits()),
+        });
+        if let Some(t) = title {
+            h["title"] = serde_json::Value::String(t);
+        }
+        if pr.sort.is_some() {
+            h["sort_values"] = pr.sort_json(hit);
+        }
+        list.push(h);
+    }
+    let v = serde_json::json!({
+        "qno": qno,
+        "class": q.class,
+        "query": q.text,
+        "total_hits": hits.total_hits,
+        "total_is_exact": hits.total_is_exact,
+        "hits": list,
+    });
+    let _ = writeln!(out, "{v}");
+    Ok(())
+}

@@ -1,0 +1,93 @@
+//! Portable scalar kernels. Always compiled, always tested; the reference the
+//! SIMD kernels are checked against and the fallback on every other CPU.
+
+use super::generic::{self, Primitives};
+
+/// Marker type plugging the scalar leaf kernels into the shared algorithms of
+/// `generic` (galloping, routing, 3-way and n-way intersection).
+pub(super) struct Scalar;
+
+impl Primitives for Scalar {
+    #[inline(always)]
+    unsafe fn find_next_geq(docs: &[u32], from: usize, target: u32) -> usize {
+        find_next_geq(docs, from, target)
+    }
+
+    #[inline(always)]
+    unsafe fn seek(docs: &[u32], from: usize, target: u32) -> (usize, bool) {
+        let i = find_next_geq(docs, from, target);
+        (i, i < docs.len() && docs[i] == target)
+    }
+
+    #[inline(always)]
+    unsafe fn intersect_merge(a: &[u32], b: &[u32], out: &mut Vec<u32>) {
+        merge_into(a, b, out)
+    }
+}
+
+/// Scalar `find_next_geq` (contract of [`super::find_next_geq`]).
+///
+/// Skips whole 32- then 8-element groups whose last element is below
+/// `target`, then scans linearly inside the group that holds the answer. This
+/// mirrors the look-ahead of the SIMD version; see the measurements on
+/// `generic::find_next_geq` for why a grouped scan beats binary search here.
+pub(super) fn find_next_geq(docs: &[u32], from: usize, target: u32) -> usize {
+    const GROUP: usize = generic::LANES;
+    let n = docs.len();
+    let mut i = from;
+    if i >= n {
+        return n;
+    }
+    while i + generic::SKIP <= n && docs[i + generic::SKIP - 1] < target {
+        i += generic::SKIP;
+    }
+    while i + GROUP <= n && docs[i + GROUP - 1] < target {
+        i += GROUP;
+    }
+    while i < n && docs[i] < target {
+        i += 1;
+    }
+    i
+}
+
+/// Branch-free scalar merge: appends `a ∩ b` to `out`.
+///
+/// Each step writes the current candidate unconditionally and advances the
+/// output cursor by `(x == y)`, so the only branch is the loop condition.
+pub(super) fn merge_into(a: &[u32], b: &[u32], out: &mut Vec<u32>) {
+    let start = out.len();
+    let room = a.len().min(b.len());
+    if room == 0 {
+        return;
+    }
+    out.resize(start + room, 0);
+    let buf = &mut out[start..];
+    let (mut i, mut j, mut k) = (0, 0, 0);
+    while i < a.len() && j < b.len() {
+        let (x, y) = (a[i], b[j]);
+        // `k` only grows together with both `i` and `j`, so `k < room` here.
+        buf[k] = x;
+        k += usize::from(x == y);
+        i += usize::from(x <= y);
+        j += usize::from(y <= x);
+    }
+    out.truncate(start + k);
+}
+
+/// Scalar 2-way intersection: merge, or galloping at >= 32x skew.
+pub(super) fn intersect_into(a: &[u32], b: &[u32], out: &mut Vec<u32>) {
+    // SAFETY: the scalar primitives need no instruction-set extension.
+    unsafe { generic::intersect2::<Scalar>(a, b, out) }
+}
+
+/// Scalar 3-way intersection.
+pub(super) fn intersect3_into(a: &[u32], b: &[u32], c: &[u32], out: &mut Vec<u32>) {
+    // SAFETY: the scalar primitives need no instruction-set extension.
+    unsafe { generic::intersect3::<Scalar>(a, b, c, out) }
+}
+
+/// Scalar n-way intersection.
+pub(super) fn intersect_many_into(lists: &[&[u32]], out: &mut Vec<u32>) {
+    // SAFETY: the scalar primitives need no instruction-set extension.
+    unsafe { generic::intersect_many::<Scalar>(lists, out) }
+}

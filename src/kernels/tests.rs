@@ -1,0 +1,359 @@
+//! One harness for every implementation available on this CPU: scalar and the
+//! portable instantiation of the generic SIMD algorithms always, AVX2 when the
+//! CPU has it (skipped — with a note on stderr — otherwise). Every case is
+//! checked against naive oracles.
+
+use std::collections::BTreeSet;
+
+use proptest::prelude::*;
+
+use super::{Kernels, generic};
+
+/// Every implementation that can run here.
+fn implementations() -> Vec<Kernels> {
+    let mut all = vec![Kernels::scalar(), generic::portable::kernels()];
+    match Kernels::avx2() {
+        Some(k) => all.push(k),
+        None => eprintln!("note: AVX2 not available on this CPU; skipping the avx2 kernels"),
+    }
+    all
+}
+
+fn oracle_find(docs: &[u32], from: usize, target: u32) -> usize {
+    (from..docs.len())
+        .find(|&i| docs[i] >= target)
+        .unwrap_or(docs.len())
+}
+
+fn oracle_intersect(lists: &[&[u32]]) -> Vec<u32> {
+    let Some((first, rest)) = lists.split_first() else {
+        return Vec::new();
+    };
+    let sets: Vec<BTreeSet<u32>> = rest.iter().map(|l| l.iter().copied().collect()).collect();
+    first
+        .iter()
+        .copied()
+        .filter(|x| sets.iter().all(|s| s.contains(x)))
+        .collect()
+}
+
+fn check_find(impls: &[Kernels], docs: &[u32], from: usize, target: u32) {
+    let want = oracle_find(docs, from, target);
+    for k in impls {
+        let got = k.find_next_geq(docs, from, target);
+        assert_eq!(
+            got,
+            want,
+            "{}: find_next_geq(len={}, from={from}, target={target})",
+            k.name(),
+            docs.len()
+        );
+    }
+}
+
+/// Checks 2-way (both argument orders), 3-way (when 3 lists) and n-way, each
+/// appending to a non-empty `out` to verify nothing is cleared.
+fn check_intersections(impls: &[Kernels], lists: &[&[u32]]) {
+    let want = oracle_intersect(lists);
+    let prefix = [7u32, 3, 9];
+    let expect: Vec<u32> = prefix.iter().copied().chain(want.iter().copied()).collect();
+    for k in impls {
+        let mut out = prefix.to_vec();
+        k.intersect_many_into(lists, &mut out);
+        assert_eq!(
+            out,
+            expect,
+            "{}: intersect_many_into, {} lists",
+            k.name(),
+            lists.len()
+        );
+        if let [a, b] = lists {
+            for (x, y) in [(a, b), (b, a)] {
+                let mut out = prefix.to_vec();
+                k.intersect_into(x, y, &mut out);
+                assert_eq!(
+                    out,
+                    expect,
+                    "{}: intersect_into(len {}, len {})",
+                    k.name(),
+                    x.len(),
+                    y.len()
+                );
+            }
+        }
+        if let [a, b, c] = lists {
+            for (x, y, z) in [(a, b, c), (c, a, b), (b, c, a)] {
+                let mut out = prefix.to_vec();
+                k.intersect3_into(x, y, z, &mut out);
+                assert_eq!(out, expect, "{}: intersect3_into", k.name());
+            }
+        }
+    }
+}
+
+/// Strictly ascending list of `n` values starting at `start` with stride `step`.
+fn ramp(start: u32, step: u32, n: usize) -> Vec<u32> {
+    (0..n as u32).map(|i| start + i * step).collect()
+}
+
+// ---------------------------------------------------------------- dispatch
+
+#[test]
+fn dispatch_names_and_selection() {
+    assert_eq!(Kernels::scalar().name(), "scalar");
+    assert_eq!(Kernels::from_setting(Some("scalar")).name(), "scalar");
+    assert_eq!(Kernels::from_setting(Some(" SCALAR ")).name(), "scalar");
+    let auto = Kernels::from_setting(None).name();
+    assert_eq!(Kernels::from_setting(Some("auto")).name(), auto);
+    assert_eq!(Kernels::from_setting(Some("bogus")).name(), auto);
+    assert_eq!(Kernels::from_setting(Some("")).name(), auto);
+    #[cfg(target_arch = "x86_64")]
+    {
+        let has_avx2 = std::is_x86_feature_detected!("avx2");
+        assert_eq!(Kernels::avx2().is_some(), has_avx2);
+        assert_eq!(auto, if has_avx2 { "avx2" } else { "scalar" });
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    assert!(Kernels::avx2().is_none());
+    // The process-wide table is one of the two, and the free functions use it.
+    assert!(["scalar", "avx2"].contains(&super::active().name()));
+    assert_eq!(super::find_next_geq(&[1, 5, 9], 0, 6), 2);
+    let mut out = Vec::new();
+    super::intersect_into(&[1, 5, 9], &[5, 9, 11], &mut out);
+    super::intersect3_into(&[1, 5, 9], &[5, 9, 11], &[9], &mut out);
+    super::intersect_many_into(&[&[2, 4], &[4], &[0, 4, 8], &[4, 5]], &mut out);
+    assert_eq!(out, [5, 9, 9, 4]);
+    assert!(format!("{:?}", Kernels::scalar()).contains("scalar"));
+}
+
+#[test]
+fn compress_table_is_consistent() {
+    for (mask, &packed) in generic::COMPRESS_NIBBLES.iter().enumerate() {
+        let lanes: Vec<u32> = (0..8).filter(|l| mask & (1 << l) != 0).collect();
+        for (k, lane) in lanes.iter().enumerate() {
+            assert_eq!((packed >> (4 * k)) & 0xF, *lane, "mask {mask:#010b}");
+        }
+    }
+}
+
+// ---------------------------------------------------------- find_next_geq
+
+#[test]
+fn find_edge_cases() {
+    let impls = implementations();
+    for target in [0, 1, 5, u32::MAX] {
+        for from in [0, 1, 2] {
+            check_find(&impls, &[], from, target);
+        }
+    }
+    for target in [0, 4, 5, 6, u32::MAX] {
+        for from in [0, 1, 7] {
+            check_find(&impls, &[5], from, target);
+            check_find(&impls, &[0], from, target);
+            check_find(&impls, &[u32::MAX], from, target);
+        }
+    }
+    // Values straddling the sign bit and the ends of the u32 range.
+    let mixed = [
+        0,
+        1,
+        0x7FFF_FFFE,
+        0x7FFF_FFFF,
+        0x8000_0000,
+        0x8000_0001,
+        u32::MAX - 1,
+        u32::MAX,
+    ];
+    for n in 1..=mixed.len() {
+        let docs = &mixed[mixed.len() - n..];
+        for from in 0..=n + 1 {
+            for &t in &mixed {
+                check_find(&impls, docs, from, t);
+                check_find(&impls, docs, from, t.wrapping_add(1));
+            }
+        }
+    }
+}
+
+#[test]
+fn find_every_length_position_and_from() {
+    let impls = implementations();
+    // Three bases: low, around the sign bit, and touching u32::MAX.
+    for n in 1..=300usize {
+        let bases = [1u32, 0x8000_0000 - 300, u32::MAX - 3 * (n as u32 - 1)];
+        for base in bases {
+            let docs = ramp(base, 3, n);
+            let froms = [0, 1, 7, 8, 9, n / 2, n.saturating_sub(9), n - 1, n, n + 3];
+            for &from in &froms {
+                check_find(&impls, &docs, from, 0);
+                check_find(&impls, &docs, from, u32::MAX);
+                for &d in &docs {
+                    check_find(&impls, &docs, from, d); // all-equal targets
+                    check_find(&impls, &docs, from, d.wrapping_add(1));
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn find_every_from_small_blocks() {
+    let impls = implementations();
+    for n in 1..=40usize {
+        let docs = ramp(10, 2, n);
+        for from in 0..=n {
+            for target in 0..(10 + 2 * n as u32 + 2) {
+                check_find(&impls, &docs, from, target);
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------- intersections
+
+#[test]
+fn intersect_edge_cases() {
+    let impls = implementations();
+    let empty: &[u32] = &[];
+    let one: &[u32] = &[5];
+    let ends: &[u32] = &[0, u32::MAX];
+    let signs: &[u32] = &[0x7FFF_FFFF, 0x8000_0000, u32::MAX];
+    for (a, b) in [
+        (empty, empty),
+        (empty, one),
+        (one, one),
+        (one, ends),
+        (ends, ends),
+        (ends, signs),
+        (signs, signs),
+    ] {
+        check_intersections(&impls, &[a, b]);
+        check_intersections(&impls, &[a, b, ends]);
+    }
+    check_intersections(&impls, &[]);
+    check_intersections(&impls, &[signs]);
+    check_intersections(&impls, &[empty]);
+    check_intersections(&impls, &[signs, signs, signs, signs, ends]);
+    check_intersections(&impls, &[signs, signs, empty, signs]);
+}
+
+#[test]
+fn intersect_every_length() {
+    let impls = implementations();
+    for n in 1..=300usize {
+        let a = ramp(0, 1, n); // dense
+        let evens = ramp(0, 2, n);
+        let odds = ramp(1, 2, n);
+        let shifted = ramp(n as u32 / 2, 1, n);
+        let sparse = ramp(0, 7, n);
+        let high = ramp(u32::MAX - (n as u32 - 1), 1, n);
+        let high_odd = ramp(u32::MAX - 2 * (n as u32 - 1), 2, n);
+        check_intersections(&impls, &[&a, &a]); // all equal
+        check_intersections(&impls, &[&a, &evens]);
+        check_intersections(&impls, &[&evens, &odds]); // disjoint, interleaved
+        check_intersections(&impls, &[&a, &shifted]);
+        check_intersections(&impls, &[&sparse, &a]);
+        check_intersections(&impls, &[&high, &high_odd]);
+        check_intersections(&impls, &[&a, &evens, &shifted]);
+        check_intersections(&impls, &[&a, &evens, &sparse, &shifted]);
+        // Short prefix against the long lists: crosses the 32x skew threshold.
+        let short = &evens[..n.div_ceil(33)];
+        check_intersections(&impls, &[short, &a]);
+        check_intersections(&impls, &[short, &a, &evens]);
+    }
+}
+
+#[test]
+fn intersect_skewed_gallop() {
+    let impls = implementations();
+    let large = ramp(0, 3, 20_000);
+    for n in [1, 2, 7, 8, 9, 31, 100, 600, 700] {
+        // Hits: multiples of 3 up to the end; misses in between; beyond the end.
+        let small: Vec<u32> = (0..n as u32).map(|i| i * 97).collect();
+        check_intersections(&impls, &[&small, &large]);
+        let beyond: Vec<u32> = (0..n as u32).map(|i| 59_990 + i * 5).collect();
+        check_intersections(&impls, &[&beyond, &large]);
+        check_intersections(&impls, &[&small, &large, &beyond]);
+    }
+    check_intersections(&impls, &[&[u32::MAX], &large]);
+    check_intersections(&impls, &[&[0], &large]);
+}
+
+// -------------------------------------------------------------- proptest
+
+fn sorted_list(max_len: usize) -> impl Strategy<Value = Vec<u32>> {
+    prop_oneof![
+        prop::collection::btree_set(0u32..1_000, 0..max_len),
+        prop::collection::btree_set(any::<u32>(), 0..max_len),
+        prop::collection::btree_set((u32::MAX - 1_000)..=u32::MAX, 0..max_len),
+        prop::collection::btree_set(0x7FFF_FE00u32..0x8000_0200, 0..max_len),
+    ]
+    .prop_map(|s| s.into_iter().collect())
+}
+
+/// Dense lists over one shared small domain, so intersections are non-trivial.
+fn overlapping_lists(count: usize, max_len: usize) -> impl Strategy<Value = Vec<Vec<u32>>> {
+    (0u32..2, 1u32..2_000).prop_flat_map(move |(high, domain)| {
+        let offset = if high == 1 { u32::MAX - domain } else { 0 };
+        prop::collection::vec(
+            prop::collection::btree_set(0..=domain, 0..max_len)
+                .prop_map(move |s| s.into_iter().map(|x| x + offset).collect::<Vec<u32>>()),
+            count,
+        )
+    })
+}
+
+proptest! {
+    #[test]
+    fn prop_find_next_geq(docs in sorted_list(300), from in 0usize..320, target in any::<u32>(), pick in any::<prop::sample::Index>()) {
+        let impls = implementations();
+        check_find(&impls, &docs, from, target);
+        if !docs.is_empty() {
+            let d = docs[pick.index(docs.len())];
+            check_find(&impls, &docs, from, d);
+            check_find(&impls, &docs, from, d.wrapping_add(1));
+        }
+    }
+
+    #[test]
+    fn prop_intersect2(a in sorted_list(300), b in sorted_list(300)) {
+        check_intersections(&implementations(), &[&a, &b]);
+    }
+
+    #[test]
+    fn prop_intersect2_overlapping(lists in overlapping_lists(2, 400)) {
+        check_intersections(&implementations(), &[&lists[0], &lists[1]]);
+    }
+
+    #[test]
+    fn prop_intersect2_skewed(small in prop::collection::btree_set(0u32..40_000, 0..40), large in prop::collection::btree_set(0u32..40_000, 1_000..3_000)) {
+        let small: Vec<u32> = small.into_iter().collect();
+        let large: Vec<u32> = large.into_iter().collect();
+        check_intersections(&implementations(), &[&small, &large]);
+    }
+
+    #[test]
+    fn prop_intersect3(lists in overlapping_lists(3, 300)) {
+        check_intersections(&implementations(), &[&lists[0], &lists[1], &lists[2]]);
+    }
+
+    #[test]
+    fn prop_intersect_many(lists in (0usize..7).prop_flat_map(|n| overlapping_lists(n, 300))) {
+        let refs: Vec<&[u32]> = lists.iter().map(Vec::as_slice).collect();
+        check_intersections(&implementations(), &refs);
+    }
+
+    /// Unsorted input must never be unsound (results are unspecified).
+    #[test]
+    fn prop_unsorted_input_is_memory_safe(a in prop::collection::vec(0u32..16, 0..200), b in prop::collection::vec(0u32..16, 0..200), from in 0usize..210, target in 0u32..20) {
+        for k in implementations() {
+            let idx = k.find_next_geq(&a, from, target);
+            prop_assert!(idx <= a.len().max(from));
+            let mut out = Vec::new();
+            k.intersect_into(&a, &b, &mut out);
+            k.intersect3_into(&a, &b, &a, &mut out);
+            k.intersect_many_into(&[&a, &b, &b], &mut out);
+            prop_assert!(out.iter().all(|x| a.contains(x)));
+        }
+    }
+}
