@@ -364,7 +364,7 @@ fn run_all(args: &Args, raw: &[String]) -> Result<(), String> {
         cpu,
         date,
         settings: format!(
-            "warm-up {} s and measure {} s per class, op and engine (the second engine runs the same queries as the first), {} passes forward/reverse/forward, top-{}, one thread, closed loop",
+            "warm-up {} s and measure {} s per class, op and engine (the second engine of a pair runs the same query sequence as the first, for at most 3x as long), {} passes forward/reverse/forward, top-{}, one thread, closed loop",
             args.settings.warmup_s,
             args.settings.measure_s,
             args.settings.passes,

@@ -139,12 +139,12 @@ pub fn markdown(r: &RunReport) -> String {
                 s,
                 "tantivy's segment ordinals are not in insertion order here (its segment register is a hash map), \
                  so where scores tie exactly it prefers other documents than quarry does (both break ties by \
-                 their own doc order): compare the \"same scores\" column.\n"
+                 their own doc order): compare the \"ties aside\" column.\n"
             );
         }
         let _ = writeln!(
             s,
-            "| class | op | quarry CPU ms/q | tantivy CPU ms/q | quarry/tantivy | quarry p50 / p99 ms | tantivy p50 / p99 ms | queries | top-10 same set / same order | same scores |"
+            "| class | op | quarry CPU ms/q | tantivy CPU ms/q | quarry/tantivy | quarry p50 / p99 ms | tantivy p50 / p99 ms | queries | top-10 same set / same order | same order, ties aside |"
         );
         let _ = writeln!(s, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|");
         for c in &lr.results {
@@ -219,8 +219,8 @@ pub fn markdown(r: &RunReport) -> String {
         s,
         "\nCPU ms/q is process CPU time over completed queries; p50/p99 are wall latencies; each figure is the median of the passes, \
          and the ratio is the median of the per-pass quarry/tantivy ratios (both engines run the same queries in a pass). \
-         \"same scores\" counts queries whose two lists have the same scores rank by rank within 1e-5 (relative), whatever the documents: \
-         the lists differ only in which of equally scored documents they show."
+         \"same order, ties aside\" counts queries whose lists are in the same order, or differ only in which of equally scored documents they show \
+         (the two lists' scores agree rank by rank within 1e-5, relative)."
     );
     s
 }

@@ -20,6 +20,11 @@ use crate::util::{cpu_seconds, median, quantile};
 pub const TOP_K: usize = 10;
 /// Fewest queries in one measurement, however slow they are.
 pub const MIN_QUERIES: usize = 10;
+/// The engine that runs second in a pair runs the first one's queries, but
+/// for at most this many times the measured period (then the prefix of the
+/// same query sequence that fitted), so a much slower engine cannot blow the
+/// time budget.
+pub const SECOND_CAP: f64 = 3.0;
 
 /// Timing settings.
 #[derive(Clone, Debug)]
@@ -348,7 +353,7 @@ impl Loop<'_> {
         queries: &[Prepared],
         start: usize,
         until: Until,
-        mut seen: Option<&mut Seen>,
+        seen: Option<&mut Seen>,
     ) -> Result<Measurement, String> {
         let n = queries.len();
         let mut lat: Vec<f64> = Vec::with_capacity(1024);
@@ -363,8 +368,8 @@ impl Loop<'_> {
                         break;
                     }
                 }
-                Until::Count(c) => {
-                    if i >= c {
+                Until::Count(c, cap) => {
+                    if i >= c || (i >= MIN_QUERIES && t0.elapsed().as_secs_f64() >= cap) {
                         break;
                     }
                 }
@@ -384,14 +389,9 @@ impl Loop<'_> {
         }
         let wall_s = t0.elapsed().as_secs_f64();
         let cpu_s = cpu_seconds() - cpu0;
-        if let Some(seen) = seen.as_deref_mut() {
+        if let Some(seen) = seen {
             for (qi, mut r) in results {
-                if engine == Engine::Quarry && self.sabotage && qi % 5 == 0 {
-                    // The test-only knob: a fast path that is off by one ulp.
-                    if let Some(last) = r.last_mut() {
-                        last.0 ^= 1;
-                    }
-                }
+                sabotage(self.sabotage && engine == Engine::Quarry, qi, &mut r);
                 match seen.get(&qi) {
                     Some(first) if *first != r => {
                         return Err(format!(
@@ -417,6 +417,17 @@ impl Loop<'_> {
         })
     }
 }
+
+/// The test-only knob: a fast path that is off by one ulp on every fifth
+/// query (QUARRY_BENCH_SABOTAGE=1), so the check must fail the run.
+fn sabotage(on: bool, qi: usize, r: &mut TopList) {
+    if let Some(last) = r.last_mut().filter(|_| on && qi.is_multiple_of(5)) {
+        last.0 ^= 1;
+    }
+}
+
+/// What one thread of the concurrent phase returns: latencies and results.
+type ThreadOut = (Vec<f64>, Vec<(usize, TopList)>);
 
 /// `threads` threads share the searchers, each closed loop over the queries
 /// from its own offset, for `seconds` after a warm-up. Returns the
@@ -446,11 +457,7 @@ fn run_concurrent(
             };
             lat.push(ts.elapsed().as_secs_f64() * 1e3);
             if keep {
-                if engine == Engine::Quarry && lp.sabotage && qi % 5 == 0 {
-                    if let Some(last) = r.last_mut() {
-                        last.0 ^= 1;
-                    }
-                }
+                sabotage(lp.sabotage && engine == Engine::Quarry, qi, &mut r);
                 results.push((qi, r));
             }
             i += 1;
@@ -464,7 +471,7 @@ fn run_concurrent(
     });
     let cpu0 = cpu_seconds();
     let t0 = Instant::now();
-    let outs: Vec<(Vec<f64>, Vec<(usize, TopList)>)> = std::thread::scope(|sc| {
+    let outs: Vec<ThreadOut> = std::thread::scope(|sc| {
         let hs: Vec<_> = (0..threads)
             .map(|t| sc.spawn(move || per_thread(t, seconds, true)))
             .collect();
@@ -491,8 +498,11 @@ fn run_concurrent(
 
 #[derive(Clone, Copy)]
 enum Until {
+    /// Closed loop for this many seconds (and at least MIN_QUERIES).
     Seconds(f64),
-    Count(usize),
+    /// Exactly this many queries, unless that takes longer than the cap
+    /// (seconds): then the prefix of the same query sequence that fitted.
+    Count(usize, f64),
 }
 
 fn describe_diff(fast: &TopList, exact: &TopList) -> String {
@@ -568,7 +578,7 @@ pub fn run_layout(
         for (k, &si) in order.iter().enumerate() {
             let slot = &mut slots[si];
             // Alternate which engine goes first, per class and per pass.
-            let first = if (slot.class + pass) % 2 == 0 {
+            let first = if (slot.class + pass).is_multiple_of(2) {
                 Engine::Quarry
             } else {
                 Engine::Tantivy
@@ -591,7 +601,7 @@ pub fn run_layout(
                 )?;
                 let until = match count {
                     None => Until::Seconds(settings.measure_s),
-                    Some(c) => Until::Count(c),
+                    Some(c) => Until::Count(c, SECOND_CAP * settings.measure_s),
                 };
                 let seen = match e {
                     Engine::Quarry => &mut slot.seen_q,
@@ -644,7 +654,7 @@ pub fn run_layout(
     if settings.threads > 1 {
         for (k, slot) in slots.iter_mut().enumerate() {
             let mut got = Vec::new();
-            let first = if slot.class % 2 == 0 {
+            let first = if slot.class.is_multiple_of(2) {
                 Engine::Quarry
             } else {
                 Engine::Tantivy
