@@ -86,8 +86,12 @@ pub struct IndexReport {
     pub vm_hwm_kib: u64,
     /// Peak resident memory before indexing started (corpus generator etc.), KiB.
     pub vm_hwm_base_kib: u64,
-    /// Bytes of the index directory.
+    /// Bytes of the files the last commit references (the index a reader
+    /// opens).
     pub bytes: u64,
+    /// Bytes of every file in the directory (files of earlier commits that
+    /// the engine keeps until a later commit included).
+    pub dir_bytes: u64,
     /// Segments in the final index.
     pub segments: usize,
 }
@@ -99,6 +103,7 @@ impl IndexReport {
             "docs": self.docs, "wall_s": self.wall_s, "add_s": self.add_s,
             "cpu_s": self.cpu_s, "vm_hwm_kib": self.vm_hwm_kib,
             "vm_hwm_base_kib": self.vm_hwm_base_kib, "bytes": self.bytes,
+            "dir_bytes": self.dir_bytes,
             "segments": self.segments,
         })
     }
@@ -113,6 +118,7 @@ impl IndexReport {
             vm_hwm_kib: v["vm_hwm_kib"].as_u64()?,
             vm_hwm_base_kib: v["vm_hwm_base_kib"].as_u64()?,
             bytes: v["bytes"].as_u64()?,
+            dir_bytes: v["dir_bytes"].as_u64()?,
             segments: v["segments"].as_u64()? as usize,
         })
     }
@@ -347,9 +353,48 @@ fn child_index(
         cpu_s,
         vm_hwm_kib: vm_hwm_kib(),
         vm_hwm_base_kib: base_kib,
-        bytes: dir_bytes(dir),
+        bytes: live_bytes(engine, dir)?,
+        dir_bytes: dir_bytes(dir),
         segments,
     })
+}
+
+/// Bytes of the files the newest commit of the index at `dir` references.
+pub fn live_bytes(engine: Engine, dir: &Path) -> Result<u64, String> {
+    let size = |name: &str| std::fs::metadata(dir.join(name)).map_or(0, |m| m.len());
+    match engine {
+        Engine::Quarry => {
+            use quarry::format::manifest::{manifest_name, segment_name, tombstone_name};
+            let s = quarry::Searcher::open(dir).map_err(|e| e.to_string())?;
+            let m = s.snapshot().manifest();
+            let mut total = size(&manifest_name(m.generation));
+            for e in &m.segments {
+                total += size(&segment_name(e.id));
+                if e.del_gen != 0 {
+                    total += size(&tombstone_name(e.id, e.del_gen));
+                }
+            }
+            Ok(total)
+        }
+        Engine::Tantivy => {
+            let index = tantivy_open(dir, false).map_err(|e| e.to_string())?;
+            let live: Vec<String> = index
+                .searchable_segment_metas()
+                .map_err(|e| e.to_string())?
+                .iter()
+                .map(|m| m.id().uuid_string())
+                .collect();
+            let rd = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+            Ok(rd
+                .flatten()
+                .filter(|e| {
+                    let n = e.file_name().to_string_lossy().into_owned();
+                    n == "meta.json" || live.iter().any(|u| n.starts_with(u.as_str()))
+                })
+                .map(|e| e.metadata().map_or(0, |m| m.len()))
+                .sum())
+        }
+    }
 }
 
 /// The parent side: runs the child for `engine`/`layout` and parses its report.

@@ -225,6 +225,25 @@ fn main() -> ExitCode {
     if raw.first().map(String::as_str) == Some("__index") {
         return child(&raw[1..]);
     }
+    if raw.first().map(String::as_str) == Some("__bytes") {
+        // `__bytes ENGINE DIR`: the live and total bytes of an index.
+        let engine = match raw.get(1).map(String::as_str) {
+            Some("quarry") => Engine::Quarry,
+            Some("tantivy") => Engine::Tantivy,
+            _ => return ExitCode::from(1),
+        };
+        let dir = Path::new(raw.get(2).map_or(".", String::as_str));
+        return match index::live_bytes(engine, dir) {
+            Ok(b) => {
+                println!("live {b} bytes, directory {} bytes", util::dir_bytes(dir));
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("{e}");
+                ExitCode::from(1)
+            }
+        };
+    }
     let args = match parse_args(raw.clone()) {
         Ok(a) => a,
         Err(e) => {

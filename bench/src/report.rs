@@ -101,6 +101,17 @@ pub fn markdown(r: &RunReport) -> String {
             mib(ir.bytes)
         );
     }
+    for (e, l, ir) in &r.indexing {
+        if ir.dir_bytes > ir.bytes + ir.bytes / 100 {
+            let _ = writeln!(
+                s,
+                "\n{} ({} layout): the directory also holds {:.1} MiB of files of earlier commits, which the engine keeps until a later commit; \"index MiB\" counts only the files the last commit references.",
+                e.name(),
+                l.name(),
+                mib(ir.dir_bytes - ir.bytes)
+            );
+        }
+    }
     for l in [Layout::One, Layout::Several] {
         let get = |e| {
             r.indexing
