@@ -434,10 +434,7 @@ fn dropping_a_writer_discards_its_flushed_segments() {
     for i in 100..200 {
         w.add_document(&doc(&f, i)).unwrap();
     }
-    assert!(
-        file_names(tmp.path()).len() > before.len(),
-        "segments were flushed"
-    );
+    assert!(file_names(tmp.path()).len() > before.len(), "segments were flushed");
     drop(w);
     assert_eq!(file_names(tmp.path()), before);
     assert_eq!(state(tmp.path(), &f), state_before);

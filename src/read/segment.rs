@@ -63,11 +63,7 @@ impl<'a> SortColumn<'a> {
         let raw = u64::from_le_bytes(self.values.get(o * 8..o * 8 + 8)?.try_into().ok()?);
         match self.ty {
             FieldType::I64 => Some(raw ^ (1 << 63)),
-            FieldType::F64 => Some(if raw >> 63 == 1 {
-                !raw
-            } else {
-                raw | (1 << 63)
-            }),
+            FieldType::F64 => Some(if raw >> 63 == 1 { !raw } else { raw | (1 << 63) }),
             _ => None,
         }
     }
