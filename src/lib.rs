@@ -41,12 +41,10 @@ mod schema;
 mod searcher;
 pub mod write;
 
+pub use collect::{Hit, SortKey, SortRule, SortSpec, compare_values};
 pub use document::{Document, Value};
 pub use error::{Error, Result};
 pub use query::{Occur, Operator, Query};
 pub use schema::{FieldDef, FieldFlags, FieldId, FieldType, Schema};
-pub use searcher::{
-    ExecMode, Hit, Hits, SearchOptions, SearchRequest, Searcher, SortKey, SortRule, SortSpec,
-    compare_values,
-};
+pub use searcher::{ExecMode, Hits, SearchOptions, SearchRequest, Searcher};
 pub use write::{IndexWriter, WriterConfig};

@@ -4,7 +4,7 @@ use std::cmp::Ordering;
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::collect::TopDocs;
+use crate::collect::{Hit, SortCollector, SortKey, SortSpec, TopDocs, compare_values};
 use crate::document::Value;
 use crate::error::{Error, Result};
 use crate::query::plan::{self, Node};
@@ -66,68 +66,6 @@ impl SearchOptions {
     }
 }
 
-/// What a sort rule compares.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SortKey {
-    /// The BM25 score.
-    Score,
-    /// The document number.
-    Doc,
-    /// A sortable field's value. Documents without a value sort after all
-    /// documents with one, in both directions.
-    Field(FieldId),
-}
-
-/// One rule of a sort specification.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SortRule {
-    /// What to compare.
-    pub key: SortKey,
-    /// Larger first.
-    pub descending: bool,
-}
-
-/// An ordered list of rules; ties after the last rule go to the lower doc number.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct SortSpec {
-    /// The rules, most significant first.
-    pub rules: Vec<SortRule>,
-}
-
-impl SortSpec {
-    /// An empty spec (add rules with [`SortSpec::push`]).
-    pub fn new() -> SortSpec {
-        SortSpec::default()
-    }
-
-    /// Appends a rule.
-    pub fn push(&mut self, key: SortKey, descending: bool) -> &mut Self {
-        self.rules.push(SortRule { key, descending });
-        self
-    }
-
-    /// Whether this is the default order: score descending, then doc ascending.
-    pub fn is_score_order(&self) -> bool {
-        matches!(
-            self.rules.as_slice(),
-            [] | [SortRule {
-                key: SortKey::Score,
-                descending: true
-            }] | [
-                SortRule {
-                    key: SortKey::Score,
-                    descending: true
-                },
-                SortRule {
-                    key: SortKey::Doc,
-                    descending: false
-                },
-                ..
-            ]
-        )
-    }
-}
-
 /// What to return.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SearchRequest {
@@ -137,6 +75,10 @@ pub struct SearchRequest {
     pub limit: usize,
     /// The order; `None` is score descending, doc ascending.
     pub sort: Option<SortSpec>,
+    /// Count every match exactly. When false, a path may skip documents
+    /// that cannot enter the results, and `Hits::total_hits` is then a lower
+    /// bound (flagged by `Hits::total_is_exact`).
+    pub exact_total: bool,
 }
 
 impl SearchRequest {
@@ -146,21 +88,9 @@ impl SearchRequest {
             offset: 0,
             limit,
             sort: None,
+            exact_total: true,
         }
     }
-}
-
-/// One result.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Hit {
-    /// Document number within the searcher's snapshot.
-    pub doc: u64,
-    /// BM25 score (0 for documents matched only by filters).
-    pub score: f32,
-    /// One value per sort rule (empty without a sort spec): the score as
-    /// `F64`, the doc number as `I64`, or the field's value (`None` when the
-    /// document has none). Hits from several searchers merge by these.
-    pub sort_values: Vec<Option<Value>>,
 }
 
 /// The results of a search.
@@ -172,6 +102,9 @@ pub struct Hits {
     pub total_hits: u64,
     /// Whether `total_hits` is exact (otherwise a lower bound).
     pub total_is_exact: bool,
+    /// How many BM25 scores the collector asked for (0 for a sort by
+    /// fields alone).
+    pub scored_docs: u64,
 }
 
 /// A searcher over one committed snapshot. `Send + Sync`: share it between
@@ -318,11 +251,13 @@ impl Searcher {
             hits,
             total_hits: total,
             total_is_exact: true,
+            scored_docs: total,
         })
     }
 
-    /// Sorted search by a general spec: every match is collected with its
-    /// sort values, then sorted. (The ord-array SortCollector replaces this.)
+    /// Sorted search. The exhaustive path collects every match with its
+    /// sort values and sorts them (the oracle); the others run the
+    /// [`SortCollector`] over document-at-a-time iterators.
     fn search_sorted(&self, node: &Node, req: &SearchRequest, spec: &SortSpec) -> Result<Hits> {
         for r in &spec.rules {
             if let SortKey::Field(f) = r.key {
@@ -337,26 +272,23 @@ impl Searcher {
                 }
             }
         }
+        if self.options.exec != ExecMode::Exhaustive {
+            return self.search_sort_collector(node, req, spec);
+        }
+        // Without a score rule no path reports a score (the collector never
+        // computes one), so every path returns the same hits, bit for bit.
+        let keep_score = spec.rules.iter().any(|r| r.key == SortKey::Score);
         let mut all: Vec<Hit> = Vec::new();
         for seg in self.snap.segments() {
-            let mut push = |doc: u32, score: f32| {
-                let global = seg.base + u64::from(doc);
-                all.push(Hit {
-                    doc: global,
-                    score,
-                    sort_values: sort_values(spec, seg, doc, global, score),
-                });
-            };
-            match self.options.exec {
-                ExecMode::Exhaustive => {
-                    for (doc, score) in exhaustive::evaluate(node, seg)? {
-                        if !seg.is_deleted(doc) {
-                            push(doc, score);
-                        }
-                    }
-                }
-                ExecMode::Auto | ExecMode::Daat => {
-                    daat::for_each_match(node, seg, |doc, s| push(doc, s.score()))?;
+            for (doc, score) in exhaustive::evaluate(node, seg)? {
+                let score = if keep_score { score } else { 0.0 };
+                if !seg.is_deleted(doc) {
+                    let global = seg.base + u64::from(doc);
+                    all.push(Hit {
+                        doc: global,
+                        score,
+                        sort_values: sort_values(spec, seg, doc, global, score),
+                    });
                 }
             }
         }
@@ -367,6 +299,47 @@ impl Searcher {
             hits,
             total_hits: total,
             total_is_exact: true,
+            scored_docs: total,
+        })
+    }
+
+    fn search_sort_collector(
+        &self,
+        node: &Node,
+        req: &SearchRequest,
+        spec: &SortSpec,
+    ) -> Result<Hits> {
+        let want = req
+            .offset
+            .saturating_add(req.limit)
+            .min(self.snap.max_doc() as usize);
+        let mut c = SortCollector::new(spec, self.schema(), want, !req.exact_total);
+        for (i, seg) in self.snap.segments().iter().enumerate() {
+            let Some(mut s) = daat::scorer(node, seg)? else {
+                continue;
+            };
+            c.set_segment(i as u32, seg);
+            let mut doc = s.doc();
+            while doc != daat::NO_MORE {
+                if let Some(next) = c.skip_target(doc) {
+                    doc = s.seek(next);
+                    continue;
+                }
+                if !seg.is_deleted(doc) {
+                    c.collect(doc, || s.score());
+                }
+                doc = s.advance();
+            }
+            if let Some(e) = s.error() {
+                return Err(seg.reader.bad(e));
+            }
+        }
+        let (total, exact, scored) = (c.total(), c.total_is_exact(), c.scored());
+        Ok(Hits {
+            hits: c.into_hits(req.offset),
+            total_hits: total,
+            total_is_exact: exact,
+            scored_docs: scored,
         })
     }
 }
@@ -390,22 +363,6 @@ fn sort_values(
             }
         })
         .collect()
-}
-
-/// Compares two values of one sort rule; `None` (missing) sorts last in both directions.
-pub fn compare_values(a: &Option<Value>, b: &Option<Value>, descending: bool) -> Ordering {
-    let ord = match (a, b) {
-        (None, None) => return Ordering::Equal,
-        (None, Some(_)) => return Ordering::Greater,
-        (Some(_), None) => return Ordering::Less,
-        (Some(x), Some(y)) => match (x, y) {
-            (Value::I64(x), Value::I64(y)) => x.cmp(y),
-            (Value::F64(x), Value::F64(y)) => x.total_cmp(y),
-            (Value::Str(x), Value::Str(y)) => x.as_bytes().cmp(y.as_bytes()),
-            _ => Ordering::Equal,
-        },
-    };
-    if descending { ord.reverse() } else { ord }
 }
 
 fn compare_hits(spec: &SortSpec, a: &Hit, b: &Hit) -> Ordering {

@@ -1152,7 +1152,7 @@ fn sort_by_typed_fields_with_missing_values() {
 /// value as missing. Hits that carry their sort values are what lets results
 /// from several searchers be merged (DESIGN.md section 5), so this is wrong.
 #[test]
-#[ignore = "engine bug: score-order fast path drops field sort values (src/searcher.rs)"]
+
 fn field_sort_values_after_score_and_doc_rules() {
     let tmp = tempfile::tempdir().unwrap();
     let schema = tmp.path().join("schema.json");

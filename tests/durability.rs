@@ -296,6 +296,7 @@ fn read_all(dir: &Path, f: &Fields) -> Result<()> {
             offset: 0,
             limit: 5,
             sort: Some(spec),
+            exact_total: true,
         },
     )?;
     for d in 0..s.max_doc() {
@@ -434,8 +435,60 @@ fn dropping_a_writer_discards_its_flushed_segments() {
     for i in 100..200 {
         w.add_document(&doc(&f, i)).unwrap();
     }
-    assert!(file_names(tmp.path()).len() > before.len(), "segments were flushed");
+    assert!(
+        file_names(tmp.path()).len() > before.len(),
+        "segments were flushed"
+    );
     drop(w);
     assert_eq!(file_names(tmp.path()), before);
     assert_eq!(state(tmp.path(), &f), state_before);
+}
+
+#[test]
+fn readers_open_while_a_writer_commits_and_merges() {
+    let tmp = tempfile::tempdir().unwrap();
+    let f = base_index(tmp.path());
+    let dir = tmp.path().to_owned();
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let readers: Vec<_> = (0..2)
+        .map(|_| {
+            let (dir, stop) = (dir.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let mut opened = 0;
+                let mut s = Searcher::open(&dir).unwrap();
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    s = if opened % 2 == 0 {
+                        Searcher::open(&dir)
+                    } else {
+                        s.reopen()
+                    }
+                    .expect("a reader always finds a complete commit");
+                    assert!(s.num_docs() >= 60);
+                    opened += 1;
+                }
+                opened
+            })
+        })
+        .collect();
+    let mut w = IndexWriter::open(
+        &dir,
+        WriterConfig {
+            merge_factor: 3,
+            ..config(IoHooks::new())
+        },
+    )
+    .unwrap();
+    for round in 0..30 {
+        for i in 0..10 {
+            w.add_document(&doc(&f, 1000 + round * 10 + i)).unwrap();
+        }
+        w.commit().unwrap();
+        if round % 7 == 6 {
+            w.merge(1).unwrap();
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for r in readers {
+        assert!(r.join().unwrap() > 0);
+    }
 }

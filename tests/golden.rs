@@ -145,6 +145,7 @@ fn results(dir: &Path) -> String {
                 offset: 3,
                 limit: 4,
                 sort: Some(spec),
+                exact_total: true,
             },
         )
         .unwrap();

@@ -345,6 +345,7 @@ fn check(
                         offset,
                         limit: k,
                         sort: None,
+                        exact_total: true,
                     },
                 )
                 .unwrap();

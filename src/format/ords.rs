@@ -14,6 +14,98 @@
 /// Documents per min/max summary entry.
 pub const ORD_BLOCK: usize = 4096;
 
+/// Sorted numeric values per frame of reference.
+pub const VALUE_FRAME: usize = 128;
+const FRAME_HEADER: usize = 13;
+const KEY_PADDING: usize = 16;
+
+/// The order-preserving `u64` key of an `i64` (sign bit flipped).
+pub fn i64_to_key(v: i64) -> u64 {
+    (v as u64) ^ (1 << 63)
+}
+
+/// Inverse of [`i64_to_key`].
+pub fn key_to_i64(k: u64) -> i64 {
+    (k ^ (1 << 63)) as i64
+}
+
+/// The order-preserving `u64` key of an `f64` under `f64::total_cmp`.
+pub fn f64_to_key(v: f64) -> u64 {
+    let b = v.to_bits();
+    if b >> 63 == 1 { !b } else { b | (1 << 63) }
+}
+
+/// Inverse of [`f64_to_key`].
+pub fn key_to_f64(k: u64) -> f64 {
+    f64::from_bits(if k >> 63 == 1 { k & !(1 << 63) } else { !k })
+}
+
+/// Appends sorted numeric keys in frames of [`VALUE_FRAME`]: a table of
+/// `{ u64 base, u32 offset, u8 bits }` per frame, then each frame's
+/// `key - base` packed at `bits` bits, least significant bit first, then 16
+/// zero bytes so any key can be read with one 16-byte load.
+pub fn encode_keys(keys: &[u64], out: &mut Vec<u8>) {
+    let mut data = Vec::new();
+    for frame in keys.chunks(VALUE_FRAME) {
+        let base = frame[0];
+        let bits = frame
+            .iter()
+            .map(|k| 64 - (k - base).leading_zeros())
+            .max()
+            .unwrap_or(0);
+        out.extend_from_slice(&base.to_le_bytes());
+        out.extend_from_slice(&(data.len() as u32).to_le_bytes());
+        out.push(bits as u8);
+        let start = data.len();
+        data.resize(start + (frame.len() * bits as usize).div_ceil(8), 0);
+        for (j, k) in frame.iter().enumerate() {
+            let v = u128::from(k - base);
+            let bit = j * bits as usize;
+            for (n, byte) in (v << (bit % 8)).to_le_bytes().iter().enumerate() {
+                if let Some(d) = data.get_mut(start + bit / 8 + n) {
+                    *d |= byte;
+                }
+            }
+        }
+    }
+    out.extend_from_slice(&data);
+    out.extend_from_slice(&[0; KEY_PADDING]);
+}
+
+/// Whether `bytes` is a well-formed [`encode_keys`] array of `count` keys.
+pub fn check_keys(bytes: &[u8], count: usize) -> bool {
+    let frames = count.div_ceil(VALUE_FRAME);
+    let Some(data_len) = bytes.len().checked_sub(frames * FRAME_HEADER + KEY_PADDING) else {
+        return false;
+    };
+    (0..frames).all(|f| {
+        let h = &bytes[f * FRAME_HEADER..(f + 1) * FRAME_HEADER];
+        let off = u32::from_le_bytes(h[8..12].try_into().expect("4")) as usize;
+        let bits = h[12] as usize;
+        let n = (count - f * VALUE_FRAME).min(VALUE_FRAME);
+        bits <= 64 && off + (n * bits).div_ceil(8) <= data_len
+    })
+}
+
+/// Key `i` of an array that [`check_keys`] accepted.
+#[inline]
+pub fn key_at(bytes: &[u8], count: usize, i: usize) -> u64 {
+    let frames = count.div_ceil(VALUE_FRAME);
+    let h = &bytes[(i / VALUE_FRAME) * FRAME_HEADER..][..FRAME_HEADER];
+    let base = u64::from_le_bytes(h[..8].try_into().expect("8"));
+    let off = u32::from_le_bytes(h[8..12].try_into().expect("4")) as usize;
+    let bits = u32::from(h[12]);
+    let bit = (i % VALUE_FRAME) * bits as usize;
+    let at = frames * FRAME_HEADER + off + bit / 8;
+    let window = u128::from_le_bytes(bytes[at..at + 16].try_into().expect("16"));
+    let mask = if bits == 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    };
+    base.wrapping_add((window >> (bit % 8)) as u64 & mask)
+}
+
 /// The smallest supported width that holds ords `0..cardinality` plus the
 /// reserved missing ord.
 pub fn ord_width(cardinality: u64) -> u8 {
@@ -158,6 +250,33 @@ mod tests {
                 assert_eq!(get(&out[1..], w, d), o, "width {w} doc {d}");
             }
         }
+    }
+
+    #[test]
+    fn numeric_keys_round_trip_in_frames() {
+        let mut vals: Vec<i64> = (0..1000).map(|i| i * i * 7 - 3000).collect();
+        vals.extend([i64::MIN, -1, 0, 1, i64::MAX]);
+        vals.sort_unstable();
+        vals.dedup();
+        let keys: Vec<u64> = vals.iter().map(|&v| i64_to_key(v)).collect();
+        let mut out = vec![0xAB];
+        encode_keys(&keys, &mut out);
+        let bytes = &out[1..];
+        assert!(check_keys(bytes, keys.len()));
+        assert!(!check_keys(&bytes[..bytes.len() - 1], keys.len()));
+        for (i, &k) in keys.iter().enumerate() {
+            assert_eq!(key_at(bytes, keys.len(), i), k);
+            assert_eq!(key_to_i64(k), vals[i]);
+        }
+        // Dense values take a few bits each.
+        let dense: Vec<u64> = (0..100_000u64).map(|i| i64_to_key(i as i64)).collect();
+        let mut out = Vec::new();
+        encode_keys(&dense, &mut out);
+        assert!(out.len() < 100_000 * 2, "{} bytes", out.len());
+        for f in [-0.0f64, 0.0, -1.5, 2.25, f64::INFINITY, f64::NEG_INFINITY] {
+            assert_eq!(key_to_f64(f64_to_key(f)).to_bits(), f.to_bits());
+        }
+        assert!(f64_to_key(-1.5) < f64_to_key(-0.0) && f64_to_key(-0.0) < f64_to_key(0.0));
     }
 
     #[test]

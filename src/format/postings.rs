@@ -2,11 +2,11 @@
 //!
 //! A term's postings are its documents in ascending order with their term
 //! frequencies. A list of `n` documents is cut into `ceil(n / BLOCK_LEN)`
-//! blocks. Every block but a partial last one is *packed*: the doc-id deltas
-//! with `bitpacking`'s strictly-sorted `BitPacker4x` codec, then the
-//! frequencies minus one with the plain codec, so a reader can decode the
-//! doc ids without touching the frequencies. A partial last block (the
-//! *tail*) is varint pairs.
+//! blocks. Every block but a partial last one is *packed* as two patched
+//! frame-of-reference runs ([`put_pfor`]): first the doc-id gaps minus one,
+//! then the frequencies minus one, so a reader can decode the doc ids
+//! without touching the frequencies. A partial last block (the *tail*) is
+//! varint pairs.
 //!
 //! A list shorter than one block is only its tail. A longer one starts with
 //! skip data: per block its last doc id, the offset of its bytes and of its
@@ -19,12 +19,19 @@
 //!
 //! ```text
 //! impacts_len u32 | blocks_len u32
-//! skip:   nblocks  x { last_doc u32, block_off u32, impact_off u32 }
-//! level2: nl2      x { last_doc u32, impact_off u32 }
-//! impacts: impacts_len bytes, each entry: count u8, count x { tf varint, norm u8 }
-//! blocks: packed blocks { doc_bits u8, tf_bits u8, docs, tfs }, then the tail
+//! skip:   nblocks  x { last_doc u32, block_delta u16, impact_field u16 }
+//! level2: nl2      x { last_doc u32, impact_off u32, block_base u32, impact_base u32 }
+//! impacts: per block count x { tf varint, norm u8 }; per level-2 entry u8 count first
+//! blocks: packed blocks { pfor(doc gaps), pfor(tfs) }, then the tail
+//! pfor:   bits u8, 128 values' low bits packed (16 * bits bytes),
+//!         count u8, count x { index u8, high bits varint }
 //! tail:   (n % BLOCK_LEN) x { doc delta varint, tf varint }
 //! ```
+//!
+//! A block's bytes start at `block_base + block_delta` of its second-level
+//! group (blocks `32g .. 32g + 32`), its impacts at `impact_base +
+//! impact_delta`; a group's blocks and impacts always fit in 64 KiB, so the
+//! per-block skip entry takes 8 bytes.
 //!
 //! Doc deltas in the tail are `doc - prev - 1`, with `prev` the last doc of
 //! the previous block (the first doc of a list is stored as itself).
@@ -36,12 +43,13 @@ use bitpacking::{BitPacker, BitPacker4x};
 pub const BLOCK_LEN: usize = BitPacker4x::BLOCK_LEN;
 /// Blocks summarised by one second-level skip entry.
 pub const L2_BLOCKS: usize = 32;
-/// Longest stored impact frontier; a longer one is replaced by the single
-/// dominating pair (max tf, min norm).
-pub const MAX_IMPACTS: usize = 12;
+/// Longest stored impact frontier. A longer one is cut into this many runs
+/// of neighbours, each replaced by the corner pair that dominates it (the
+/// run's max tf with its min norm).
+pub const MAX_IMPACTS: usize = 8;
 
-const SKIP_ENTRY: usize = 12;
-const L2_ENTRY: usize = 8;
+const SKIP_ENTRY: usize = 8;
+const L2_ENTRY: usize = 16;
 const REGION_HEADER: usize = 8;
 
 /// A (term frequency, norm byte) pair: a document with this tf and this
@@ -55,8 +63,9 @@ pub struct Impact {
 }
 
 /// The Pareto frontier of `pairs`: no kept pair has both a smaller tf and a
-/// larger norm than another. Sorted by tf descending. Capped at
-/// [`MAX_IMPACTS`] by falling back to the dominating pair.
+/// larger norm than another. Sorted by tf descending (so norm descending).
+/// Capped at [`MAX_IMPACTS`] by merging runs of neighbours into the pair
+/// that dominates each run, so every input pair stays dominated.
 pub fn pareto_frontier(pairs: &mut Vec<Impact>) {
     pairs.sort_unstable_by(|a, b| b.tf.cmp(&a.tf).then(a.norm.cmp(&b.norm)));
     let mut min_norm = u16::MAX;
@@ -68,16 +77,27 @@ pub fn pareto_frontier(pairs: &mut Vec<Impact>) {
             false
         }
     });
-    if pairs.len() > MAX_IMPACTS {
-        let tf = pairs[0].tf;
-        let norm = pairs[pairs.len() - 1].norm;
-        pairs.clear();
-        pairs.push(Impact { tf, norm });
+    let n = pairs.len();
+    if n > MAX_IMPACTS {
+        let merged: Vec<Impact> = (0..MAX_IMPACTS)
+            .map(|r| {
+                let (lo, hi) = (r * n / MAX_IMPACTS, (r + 1) * n / MAX_IMPACTS);
+                Impact {
+                    tf: pairs[lo].tf,
+                    norm: pairs[hi - 1].norm,
+                }
+            })
+            .collect();
+        *pairs = merged;
     }
 }
 
-fn put_impacts(out: &mut Vec<u8>, impacts: &[Impact]) {
-    out.push(impacts.len() as u8);
+/// Appends impact pairs; `with_count` prefixes their number (second-level
+/// entries; a block's count lives in its skip entry).
+fn put_impacts(out: &mut Vec<u8>, impacts: &[Impact], with_count: bool) {
+    if with_count {
+        out.push(impacts.len() as u8);
+    }
     for i in impacts {
         super::put_varint(out, u64::from(i.tf));
         out.push(i.norm);
@@ -115,25 +135,30 @@ pub fn encode(
     let mut pairs = Vec::new();
     let mut l2_pairs = Vec::new();
     let mut buf = [0u32; BLOCK_LEN];
-    let mut packed = [0u8; 4 * BLOCK_LEN];
+    let (mut block_base, mut impact_base) = (0usize, 0usize);
     for b in 0..nblocks {
         let lo = b * BLOCK_LEN;
         let hi = (lo + BLOCK_LEN).min(n);
         let prev = if b == 0 { None } else { Some(docs[lo - 1]) };
-        let block_off = u32::try_from(blocks.len()).map_err(|_| TooLarge)?;
+        if b % L2_BLOCKS == 0 {
+            block_base = blocks.len();
+            impact_base = impacts.len();
+        }
+        // 32 blocks of at most 2 + 4 * BLOCK_LEN bytes plus exceptions fit
+        // in a u16.
+        let block_delta = u16::try_from(blocks.len() - block_base).expect("group fits in 64 KiB");
         if hi - lo == BLOCK_LEN {
-            let d = &docs[lo..hi];
-            let doc_bits = packer.num_bits_strictly_sorted(prev, d);
+            // Doc gaps minus one (the first relative to the previous block).
+            let mut next = prev.map_or(0, |p| p + 1);
+            for (o, &d) in buf.iter_mut().zip(&docs[lo..hi]) {
+                *o = d - next;
+                next = d + 1;
+            }
+            put_pfor(&packer, &mut buf, &mut blocks);
             for (o, &t) in buf.iter_mut().zip(&tfs[lo..hi]) {
                 *o = t - 1;
             }
-            let tf_bits = packer.num_bits(&buf);
-            blocks.push(doc_bits);
-            blocks.push(tf_bits);
-            let len = packer.compress_strictly_sorted(prev, d, &mut packed, doc_bits);
-            blocks.extend_from_slice(&packed[..len]);
-            let len = packer.compress(&buf, &mut packed, tf_bits);
-            blocks.extend_from_slice(&packed[..len]);
+            put_pfor(&packer, &mut buf, &mut blocks);
         } else {
             encode_tail(&docs[lo..hi], &tfs[lo..hi], prev, &mut blocks);
         }
@@ -149,18 +174,33 @@ pub fn encode(
         );
         pareto_frontier(&mut pairs);
         l2_pairs.extend_from_slice(&pairs);
-        let impact_off = u32::try_from(impacts.len()).map_err(|_| TooLarge)?;
-        put_impacts(&mut impacts, &pairs);
+        // The skip entry's impact field: the count in the top 4 bits, the
+        // offset from the group's base in the low 12 (32 entries of at most
+        // 6 * MAX_IMPACTS bytes stay below 4096).
+        let delta = impacts.len() - impact_base;
+        debug_assert!(delta < 1 << 12 && (1..=MAX_IMPACTS).contains(&pairs.len()));
+        let impact_delta = ((pairs.len() << 12) | delta) as u16;
+        put_impacts(&mut impacts, &pairs, false);
         skip.extend_from_slice(&docs[hi - 1].to_le_bytes());
-        skip.extend_from_slice(&block_off.to_le_bytes());
-        skip.extend_from_slice(&impact_off.to_le_bytes());
+        skip.extend_from_slice(&block_delta.to_le_bytes());
+        skip.extend_from_slice(&impact_delta.to_le_bytes());
         if (b + 1) % L2_BLOCKS == 0 || b + 1 == nblocks {
             pareto_frontier(&mut l2_pairs);
             let impact_off = u32::try_from(impacts.len()).map_err(|_| TooLarge)?;
-            put_impacts(&mut impacts, &l2_pairs);
+            put_impacts(&mut impacts, &l2_pairs, true);
             l2_pairs.clear();
             l2.extend_from_slice(&docs[hi - 1].to_le_bytes());
             l2.extend_from_slice(&impact_off.to_le_bytes());
+            l2.extend_from_slice(
+                &u32::try_from(block_base)
+                    .map_err(|_| TooLarge)?
+                    .to_le_bytes(),
+            );
+            l2.extend_from_slice(
+                &u32::try_from(impact_base)
+                    .map_err(|_| TooLarge)?
+                    .to_le_bytes(),
+            );
         }
     }
     let impacts_len = u32::try_from(impacts.len()).map_err(|_| TooLarge)?;
@@ -171,6 +211,173 @@ pub fn encode(
     out.extend_from_slice(&l2);
     out.extend_from_slice(&impacts);
     out.extend_from_slice(&blocks);
+    Ok(())
+}
+
+/// The bit width for a block of frequencies (minus one) that minimises
+/// its bytes: `16 * bits` packed, plus per value that does not fit an
+/// exception of one index byte and a varint of its high bits (patched
+/// frame of reference). One rare large frequency no longer widens all 128.
+fn pfor_bits(values: &[u32; BLOCK_LEN]) -> u8 {
+    // How many values need exactly `len` bits.
+    let mut by_len = [0usize; 33];
+    for &v in values {
+        by_len[(32 - v.leading_zeros()) as usize] += 1;
+    }
+    let max = by_len.iter().rposition(|&c| c > 0).unwrap_or(0);
+    let mut best = (usize::MAX, max as u8);
+    for b in 0..=max {
+        let mut cost = 16 * b;
+        for (len, &count) in by_len.iter().enumerate().skip(b + 1) {
+            // Index byte plus the varint of `len - b` high bits.
+            cost += count * (1 + (len - b).div_ceil(7));
+        }
+        if cost < best.0 {
+            best = (cost, b as u8);
+        }
+    }
+    best.1
+}
+
+/// Appends one patched-frame-of-reference run of 128 values: `u8 bits`,
+/// the low `bits` bits of every value packed with `BitPacker4x`, then
+/// `u8 count` exceptions `{ u8 index, varint high_bits }` for the values
+/// that need more. Clobbers `values`.
+fn put_pfor(packer: &BitPacker4x, values: &mut [u32; BLOCK_LEN], out: &mut Vec<u8>) {
+    let bits = pfor_bits(values);
+    let mut exceptions = [(0u8, 0u32); BLOCK_LEN];
+    let mut count = 0;
+    if bits < 32 {
+        for (i, v) in values.iter_mut().enumerate() {
+            if *v >> bits != 0 {
+                exceptions[count] = (i as u8, *v >> bits);
+                count += 1;
+                *v &= (1 << bits) - 1;
+            }
+        }
+    }
+    out.push(bits);
+    let start = out.len();
+    out.resize(start + BLOCK_LEN * bits as usize / 8, 0);
+    packer.compress(values, &mut out[start..], bits);
+    out.push(count as u8);
+    for &(i, high) in &exceptions[..count] {
+        out.push(i);
+        super::put_varint(out, u64::from(high));
+    }
+}
+
+/// A run written by [`put_pfor`], parsed but not unpacked.
+struct PforRun<'a> {
+    bits: u8,
+    packed: &'a [u8],
+    /// (index, high bits) in ascending index order.
+    exceptions: [(u8, u32); BLOCK_LEN],
+    count: usize,
+}
+
+impl<'a> PforRun<'a> {
+    /// Parses the run at `*pos`, advancing `*pos` past it.
+    fn parse(bytes: &'a [u8], pos: &mut usize) -> Result<PforRun<'a>, BadPostings> {
+        let bits = *bytes
+            .get(*pos)
+            .ok_or(BadPostings("block offset out of range"))?;
+        if bits > 32 {
+            return Err(BadPostings("bit width over 32"));
+        }
+        let start = *pos + 1;
+        let end = start + BLOCK_LEN * bits as usize / 8;
+        let packed = bytes
+            .get(start..end)
+            .ok_or(BadPostings("block extends past its region"))?;
+        *pos = end;
+        let count = *bytes.get(*pos).ok_or(BadPostings("truncated exceptions"))? as usize;
+        *pos += 1;
+        if count > BLOCK_LEN {
+            return Err(BadPostings("too many exceptions"));
+        }
+        let mut run = PforRun {
+            bits,
+            packed,
+            exceptions: [(0, 0); BLOCK_LEN],
+            count,
+        };
+        let mut last: Option<u8> = None;
+        for e in run.exceptions[..count].iter_mut() {
+            let i = *bytes.get(*pos).ok_or(BadPostings("truncated exceptions"))?;
+            *pos += 1;
+            let high = super::get_varint(bytes, pos).ok_or(BadPostings("bad exception varint"))?;
+            if usize::from(i) >= BLOCK_LEN
+                || last.is_some_and(|l| l >= i)
+                || high > u64::from(u32::MAX) >> bits
+            {
+                return Err(BadPostings("exception out of range"));
+            }
+            last = Some(i);
+            *e = (i, high as u32);
+        }
+        Ok(run)
+    }
+
+    /// Unpacks the values (exceptions patched in).
+    fn values(&self, packer: &BitPacker4x, out: &mut [u32; BLOCK_LEN]) {
+        packer.decompress(self.packed, out, self.bits);
+        for &(i, high) in &self.exceptions[..self.count] {
+            out[usize::from(i)] |= high << self.bits;
+        }
+    }
+
+    /// Unpacks gaps minus one into ascending doc ids after `prev`, or
+    /// `None` when they would not fit in u32. The low bits go through the
+    /// SIMD strictly-sorted decoder; each exception's high bits then shift
+    /// every later doc.
+    fn doc_ids(
+        &self,
+        packer: &BitPacker4x,
+        prev: Option<u32>,
+        out: &mut [u32; BLOCK_LEN],
+    ) -> Option<()> {
+        let start = prev.map_or(0, |p| u64::from(p) + 1);
+        let mut bound = start + ((BLOCK_LEN as u64) << self.bits);
+        for &(_, high) in &self.exceptions[..self.count] {
+            bound += u64::from(high) << self.bits;
+        }
+        if bound > u64::from(u32::MAX) {
+            return None;
+        }
+        packer.decompress_strictly_sorted(prev, self.packed, out, self.bits);
+        let mut add = 0u32;
+        for k in 0..self.count {
+            let (i, high) = self.exceptions[k];
+            let end = self
+                .exceptions
+                .get(k + 1)
+                .filter(|_| k + 1 < self.count)
+                .map_or(BLOCK_LEN, |e| usize::from(e.0));
+            add = add.wrapping_add(high << self.bits);
+            for d in &mut out[usize::from(i)..end] {
+                *d = d.wrapping_add(add);
+            }
+        }
+        Some(())
+    }
+}
+
+/// Skips a run written by [`put_pfor`] at `*pos`.
+fn skip_pfor(bytes: &[u8], pos: &mut usize) -> Result<(), BadPostings> {
+    let bits = *bytes
+        .get(*pos)
+        .ok_or(BadPostings("block offset out of range"))?;
+    if bits > 32 {
+        return Err(BadPostings("bit width over 32"));
+    }
+    *pos += 1 + BLOCK_LEN * bits as usize / 8;
+    let count = *bytes.get(*pos).ok_or(BadPostings("truncated exceptions"))?;
+    *pos += 1;
+    for _ in 0..count {
+        *pos += 1;
+        super::get_varint(bytes, pos).ok_or(BadPostings("bad exception varint"))?;
+    }
     Ok(())
 }
 
@@ -208,6 +415,11 @@ pub struct Postings<'a> {
 #[inline]
 fn le32(b: &[u8], off: usize) -> u32 {
     u32::from_le_bytes([b[off], b[off + 1], b[off + 2], b[off + 3]])
+}
+
+#[inline]
+fn le16(b: &[u8], off: usize) -> usize {
+    usize::from(u16::from_le_bytes([b[off], b[off + 1]]))
 }
 
 impl<'a> Postings<'a> {
@@ -254,6 +466,17 @@ impl<'a> Postings<'a> {
             impacts: &region[l2_end..impacts_end],
             blocks: &region[impacts_end..blocks_end],
         })
+    }
+
+    /// Bytes of (skip entries, second-level entries, impacts, blocks), for
+    /// statistics.
+    pub fn byte_sizes(&self) -> [usize; 4] {
+        [
+            self.skip.len(),
+            self.l2.len(),
+            self.impacts.len(),
+            self.blocks.len(),
+        ]
     }
 
     /// Document frequency.
@@ -303,16 +526,25 @@ impl<'a> Postings<'a> {
         le32(self.l2, i * L2_ENTRY)
     }
 
+    /// Offset of block `b`'s bytes within the blocks area (skip data only).
+    #[inline]
+    fn block_off(&self, b: usize) -> usize {
+        let g = b / L2_BLOCKS;
+        le32(self.l2, g * L2_ENTRY + 8) as usize + le16(self.skip, b * SKIP_ENTRY + 4)
+    }
+
     /// Impacts of block `b` (skip data only).
     pub fn block_impacts(&self, b: usize, out: &mut Vec<Impact>) -> Result<(), BadPostings> {
-        let off = le32(self.skip, b * SKIP_ENTRY + 8) as usize;
-        read_impacts(self.impacts, off, out)
+        let g = b / L2_BLOCKS;
+        let field = le16(self.skip, b * SKIP_ENTRY + 6);
+        let off = le32(self.l2, g * L2_ENTRY + 12) as usize + (field & 0xfff);
+        read_impacts(self.impacts, off, Some(field >> 12), out)
     }
 
     /// Impacts summarising the blocks of second-level entry `i`.
     pub fn l2_impacts(&self, i: usize, out: &mut Vec<Impact>) -> Result<(), BadPostings> {
         let off = le32(self.l2, i * L2_ENTRY + 4) as usize;
-        read_impacts(self.impacts, off, out)
+        read_impacts(self.impacts, off, None, out)
     }
 
     /// Decodes the doc ids of block `b` into `docs` (and, for a tail, the
@@ -334,25 +566,22 @@ impl<'a> Postings<'a> {
             let start = if self.skip.is_empty() {
                 0
             } else {
-                le32(self.skip, b * SKIP_ENTRY + 4) as usize
+                self.block_off(b)
             };
             return self.decode_tail(start, prev, len, docs, tfs);
         }
-        let off = le32(self.skip, b * SKIP_ENTRY + 4) as usize;
-        let (doc_bits, _, data) = self.packed_block(off)?;
+        let mut pos = self.block_off(b);
+        let packer = BitPacker4x::new();
+        let run = PforRun::parse(self.blocks, &mut pos)?;
         let last = le32(self.skip, b * SKIP_ENTRY);
-        // Strict-delta decoding adds at least one per document, so without
-        // wrap-around the list is strictly ascending. A block adds less than
-        // BLOCK_LEN << doc_bits in total, so when that is at most 2^31 and the
-        // start is below 2^31 it cannot wrap. Then the recorded last doc
-        // bounds every doc, and `last < max_doc` bounds them all.
-        let no_wrap = (BLOCK_LEN as u64) << doc_bits <= 1 << 31;
-        if !no_wrap || prev.unwrap_or(0) >= 1 << 31 || last >= self.max_doc {
-            return self.decode_checked(prev, doc_bits, data, last, docs);
-        }
-        BitPacker4x::new().decompress_strictly_sorted(prev, data, docs, doc_bits);
-        if docs[BLOCK_LEN - 1] != last {
-            return Err(BadPostings("block's last doc disagrees with skip data"));
+        // With no u32 overflow possible, every gap adds at least one, so the
+        // ids ascend strictly; the recorded last doc then bounds them all,
+        // and `last < max_doc` bounds it.
+        if run.doc_ids(&packer, prev, docs).is_none()
+            || docs[BLOCK_LEN - 1] != last
+            || last >= self.max_doc
+        {
+            return Err(BadPostings("block's doc ids disagree with skip data"));
         }
         Ok(BLOCK_LEN)
     }
@@ -374,63 +603,13 @@ impl<'a> Postings<'a> {
 
     /// Decodes the term frequencies of packed block `b` into `tfs`.
     pub fn decode_tfs(&self, b: usize, tfs: &mut [u32; BLOCK_LEN]) -> Result<(), BadPostings> {
-        let off = le32(self.skip, b * SKIP_ENTRY + 4) as usize;
-        let (doc_bits, tf_bits, data) = self.packed_block(off)?;
-        let doc_bytes = BLOCK_LEN * doc_bits as usize / 8;
-        BitPacker4x::new().decompress(&data[doc_bytes..], tfs, tf_bits);
+        let mut pos = self.block_off(b);
+        skip_pfor(self.blocks, &mut pos)?;
+        PforRun::parse(self.blocks, &mut pos)?.values(&BitPacker4x::new(), tfs);
         for t in tfs.iter_mut() {
             *t = t.wrapping_add(1);
         }
         Ok(())
-    }
-
-    /// The bit widths and bytes of the packed block at `off`, checked.
-    #[inline]
-    fn packed_block(&self, off: usize) -> Result<(u8, u8, &'a [u8]), BadPostings> {
-        let head = self
-            .blocks
-            .get(off..off + 2)
-            .ok_or(BadPostings("block offset out of range"))?;
-        let (doc_bits, tf_bits) = (head[0], head[1]);
-        if doc_bits > 32 || tf_bits > 32 {
-            return Err(BadPostings("bit width over 32"));
-        }
-        let size = BLOCK_LEN * (doc_bits as usize + tf_bits as usize) / 8;
-        let data = self
-            .blocks
-            .get(off + 2..off + 2 + size)
-            .ok_or(BadPostings("block extends past its region"))?;
-        Ok((doc_bits, tf_bits, data))
-    }
-
-    /// The slow, fully checked decode of a packed doc block.
-    #[cold]
-    fn decode_checked(
-        &self,
-        prev: Option<u32>,
-        doc_bits: u8,
-        data: &[u8],
-        last: u32,
-        docs: &mut [u32; BLOCK_LEN],
-    ) -> Result<usize, BadPostings> {
-        let mut deltas = [0u32; BLOCK_LEN];
-        BitPacker4x::new().decompress(data, &mut deltas, doc_bits);
-        let mut cur: u64 = match prev {
-            None => u64::from(deltas[0]),
-            Some(p) => u64::from(p) + u64::from(deltas[0]) + 1,
-        };
-        docs[0] = cur as u32;
-        for i in 1..BLOCK_LEN {
-            cur += u64::from(deltas[i]) + 1;
-            if cur > u64::from(last) {
-                return Err(BadPostings("doc ids past the block's last doc"));
-            }
-            docs[i] = cur as u32;
-        }
-        if cur != u64::from(last) || last >= self.max_doc {
-            return Err(BadPostings("block's last doc out of range"));
-        }
-        Ok(BLOCK_LEN)
     }
 
     fn decode_tail(
@@ -459,13 +638,24 @@ impl<'a> Postings<'a> {
     }
 }
 
-fn read_impacts(bytes: &[u8], off: usize, out: &mut Vec<Impact>) -> Result<(), BadPostings> {
+/// Reads the impacts at `off`: `count` pairs, or a count byte first.
+fn read_impacts(
+    bytes: &[u8],
+    off: usize,
+    count: Option<usize>,
+    out: &mut Vec<Impact>,
+) -> Result<(), BadPostings> {
     out.clear();
     let mut pos = off;
-    let count = *bytes
-        .get(pos)
-        .ok_or(BadPostings("impact offset out of range"))? as usize;
-    pos += 1;
+    let count = match count {
+        Some(c) => c,
+        None => {
+            pos += 1;
+            *bytes
+                .get(off)
+                .ok_or(BadPostings("impact offset out of range"))? as usize
+        }
+    };
     if count == 0 || count > MAX_IMPACTS {
         return Err(BadPostings("impact count out of range"));
     }
@@ -539,6 +729,49 @@ mod tests {
     }
 
     #[test]
+    fn rare_large_frequencies_become_exceptions() {
+        // Mostly 1, a few huge: the packed width stays small.
+        let docs: Vec<u32> = (0..512).collect();
+        let tfs: Vec<u32> = (0..512u32)
+            .map(|i| match i % 61 {
+                0 => 1_000_000 + i,
+                7 => u32::MAX,
+                _ => 1 + i % 2,
+            })
+            .collect();
+        round_trip(&docs, &tfs, 512);
+        // Dense doc ids with a few long jumps: the jumps become exceptions.
+        let mut d = 0u32;
+        let jumpy: Vec<u32> = (0..700u32)
+            .map(|i| {
+                d += if i % 97 == 5 { 1_000_000 + i } else { 1 + i % 3 };
+                d
+            })
+            .collect();
+        round_trip(&jumpy, &vec![1; 700], d + 1);
+        let mut plain = [0u32; BLOCK_LEN];
+        plain[3] = 5000;
+        plain[100] = 1;
+        assert_eq!(
+            pfor_bits(&plain),
+            0,
+            "two nonzero values are cheaper as exceptions"
+        );
+        assert_eq!(pfor_bits(&[7u32; BLOCK_LEN]), 3);
+        assert_eq!(pfor_bits(&[0u32; BLOCK_LEN]), 0);
+        let mut region = Vec::new();
+        encode(&docs, &tfs, |_| 0, &mut region).unwrap();
+        let mut uniform = Vec::new();
+        encode(&docs, &vec![u32::MAX; 512], |_| 0, &mut uniform).unwrap();
+        assert!(
+            region.len() * 2 < uniform.len(),
+            "{} vs {}",
+            region.len(),
+            uniform.len()
+        );
+    }
+
+    #[test]
     fn frontier_keeps_only_undominated_pairs() {
         let mut v = vec![
             Impact { tf: 1, norm: 5 },
@@ -562,8 +795,17 @@ mod tests {
                 norm: i as u8,
             })
             .collect();
+        let before = long.clone();
         pareto_frontier(&mut long);
-        assert_eq!(long, vec![Impact { tf: 40, norm: 0 }]);
+        assert_eq!(long.len(), MAX_IMPACTS);
+        assert_eq!(long[0], Impact { tf: 40, norm: 35 });
+        assert_eq!(long[MAX_IMPACTS - 1], Impact { tf: 5, norm: 0 });
+        for p in before {
+            assert!(
+                long.iter().any(|q| q.tf >= p.tf && q.norm <= p.norm),
+                "{p:?} not dominated"
+            );
+        }
     }
 
     #[test]

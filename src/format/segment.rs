@@ -191,6 +191,165 @@ pub fn get_stored_values(mut bytes: &[u8]) -> Option<Vec<(u16, Value)>> {
     Some(out)
 }
 
+/// Raw bytes of stored documents gathered into one compressed block.
+pub const STORED_BLOCK_BYTES: usize = 16 * 1024;
+
+/// Encodes the stored section: documents' stored bytes (`offsets` has
+/// `doc_count + 1` entries into `blob`) cut into blocks of about
+/// [`STORED_BLOCK_BYTES`], each compressed with LZ4.
+///
+/// ```text
+/// u32 block_count
+/// block_count x { u32 first_doc, u64 offset }   offset of the block in the data area
+/// data: per block, LZ4 (block format, u32 uncompressed size first) of
+///       { doc lengths as varints, then the documents' bytes }
+/// ```
+pub fn encode_stored(offsets: &[u64], blob: &[u8], out: &mut Vec<u8>) {
+    let doc_count = offsets.len() - 1;
+    let mut index = Vec::new();
+    let mut data = Vec::new();
+    let mut raw = Vec::new();
+    let mut first = 0;
+    while first < doc_count {
+        let mut last = first;
+        let start = offsets[first] as usize;
+        while last < doc_count
+            && (last == first || offsets[last] as usize - start < STORED_BLOCK_BYTES)
+        {
+            last += 1;
+        }
+        raw.clear();
+        for d in first..last {
+            super::put_varint(&mut raw, offsets[d + 1] - offsets[d]);
+        }
+        raw.extend_from_slice(&blob[start..offsets[last] as usize]);
+        index.push((first as u32, data.len() as u64));
+        data.extend_from_slice(&lz4_flex::block::compress_prepend_size(&raw));
+        first = last;
+    }
+    out.extend_from_slice(&(index.len() as u32).to_le_bytes());
+    for (d, off) in index {
+        out.extend_from_slice(&d.to_le_bytes());
+        out.extend_from_slice(&off.to_le_bytes());
+    }
+    out.extend_from_slice(&data);
+}
+
+/// A parsed stored section.
+#[derive(Clone, Copy, Debug)]
+pub struct StoredBlocks<'a> {
+    index: &'a [u8],
+    data: &'a [u8],
+    doc_count: u32,
+}
+
+/// Bytes of one stored block index entry.
+const STORED_ENTRY: usize = 12;
+
+impl<'a> StoredBlocks<'a> {
+    /// Splits the section of a segment with `doc_count` documents, checking
+    /// only that the index fits; see [`StoredBlocks::validate`].
+    pub fn view(section: &'a [u8], doc_count: u32) -> Option<StoredBlocks<'a>> {
+        let n = u32::from_le_bytes(section.get(..4)?.try_into().ok()?) as usize;
+        let index = section.get(4..4 + n.checked_mul(STORED_ENTRY)?)?;
+        let data = &section[4 + n * STORED_ENTRY..];
+        Some(StoredBlocks {
+            index,
+            data,
+            doc_count,
+        })
+    }
+
+    /// Checks the block index: the first block starts at doc 0 and offset
+    /// 0, and both increase and stay in range.
+    pub fn validate(&self) -> bool {
+        let mut prev: Option<(u32, u64)> = None;
+        for i in 0..self.len() {
+            let (d, off) = self.entry(i);
+            let ok = match prev {
+                None => d == 0 && off == 0,
+                Some((pd, po)) => d > pd && off >= po,
+            };
+            if !ok || d >= self.doc_count || off > self.data.len() as u64 {
+                return false;
+            }
+            prev = Some((d, off));
+        }
+        self.len() > 0 || self.doc_count == 0
+    }
+
+    fn entry(&self, i: usize) -> (u32, u64) {
+        let e = &self.index[i * STORED_ENTRY..(i + 1) * STORED_ENTRY];
+        (
+            u32::from_le_bytes(e[..4].try_into().expect("4")),
+            u64::from_le_bytes(e[4..].try_into().expect("8")),
+        )
+    }
+
+    fn len(&self) -> usize {
+        self.index.len() / STORED_ENTRY
+    }
+
+    /// The block holding `doc`.
+    pub fn block_of(&self, doc: u32) -> usize {
+        let (mut lo, mut hi) = (0, self.len());
+        while hi - lo > 1 {
+            let mid = (lo + hi) / 2;
+            if self.entry(mid).0 <= doc {
+                lo = mid
+            } else {
+                hi = mid
+            }
+        }
+        lo
+    }
+
+    /// Decompresses block `b` into `buf`; returns its first document and the
+    /// byte ranges (within `buf`) of its documents.
+    pub fn decode(
+        &self,
+        b: usize,
+        buf: &mut Vec<u8>,
+        ranges: &mut Vec<(usize, usize)>,
+    ) -> Option<u32> {
+        let (first, off) = self.entry(b);
+        let end = if b + 1 < self.len() {
+            self.entry(b + 1).1
+        } else {
+            self.data.len() as u64
+        };
+        let next_doc = if b + 1 < self.len() {
+            self.entry(b + 1).0
+        } else {
+            self.doc_count
+        };
+        let bytes = self.data.get(off as usize..end as usize)?;
+        let raw_len = u32::from_le_bytes(bytes.get(..4)?.try_into().ok()?) as usize;
+        // LZ4 expands at most about 255 to 1: a larger claim is damage.
+        if raw_len > bytes.len().saturating_mul(255) + 64 {
+            return None;
+        }
+        buf.clear();
+        buf.resize(raw_len, 0);
+        let n = lz4_flex::block::decompress_into(&bytes[4..], buf).ok()?;
+        if n != raw_len {
+            return None;
+        }
+        ranges.clear();
+        let mut pos = 0;
+        let mut lens = Vec::with_capacity((next_doc - first) as usize);
+        for _ in first..next_doc {
+            lens.push(usize::try_from(super::get_varint(buf, &mut pos)?).ok()?);
+        }
+        for len in lens {
+            let end = pos.checked_add(len).filter(|&e| e <= buf.len())?;
+            ranges.push((pos, end));
+            pos = end;
+        }
+        (pos == buf.len()).then_some(first)
+    }
+}
+
 /// The term key of an `i64` value: big-endian with the sign bit flipped, so
 /// byte order is numeric order.
 pub fn i64_key(v: i64) -> [u8; 8] {
@@ -223,6 +382,51 @@ mod tests {
         for cut in 0..buf.len() {
             // Truncation never panics; it either fails or yields a prefix.
             let _ = get_stored_values(&buf[..cut]);
+        }
+    }
+
+    #[test]
+    fn stored_blocks_round_trip() {
+        // Empty documents, small ones, and one larger than a block.
+        let docs: Vec<Vec<u8>> = (0..3000u32)
+            .map(|i| match i % 500 {
+                0 => Vec::new(),
+                7 => vec![b'x'; 3 * STORED_BLOCK_BYTES],
+                _ => format!("doc {i} {}", "abc".repeat((i % 13) as usize)).into_bytes(),
+            })
+            .collect();
+        let mut offsets = vec![0u64];
+        let mut blob = Vec::new();
+        for d in &docs {
+            blob.extend_from_slice(d);
+            offsets.push(blob.len() as u64);
+        }
+        let mut section = Vec::new();
+        encode_stored(&offsets, &blob, &mut section);
+        assert!(
+            section.len() < blob.len() / 2,
+            "compressed {} of {}",
+            section.len(),
+            blob.len()
+        );
+        let blocks = StoredBlocks::view(&section, docs.len() as u32).unwrap();
+        assert!(blocks.validate());
+        let (mut buf, mut ranges) = (Vec::new(), Vec::new());
+        for (i, d) in docs.iter().enumerate() {
+            let b = blocks.block_of(i as u32);
+            let first = blocks.decode(b, &mut buf, &mut ranges).unwrap();
+            let (s, e) = ranges[i - first as usize];
+            assert_eq!(&buf[s..e], &d[..]);
+        }
+        // Damage never panics.
+        for at in (0..section.len()).step_by(97) {
+            let mut bad = section.clone();
+            bad[at] ^= 0x41;
+            if let Some(b) = StoredBlocks::view(&bad, docs.len() as u32).filter(|b| b.validate()) {
+                for doc in (0..docs.len() as u32).step_by(50) {
+                    let _ = b.decode(b.block_of(doc), &mut buf, &mut ranges);
+                }
+            }
         }
     }
 

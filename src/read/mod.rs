@@ -5,5 +5,5 @@
 mod segment;
 mod snapshot;
 
-pub use segment::{SegmentReader, SortColumn, TermInfo};
+pub use segment::{SegmentReader, SortColumn, StoredCache, TermInfo};
 pub use snapshot::{LiveSegment, Snapshot, latest_manifest};

@@ -59,11 +59,12 @@ impl<'a> SortColumn<'a> {
     /// An order-preserving `u64` of a numeric value of ord `o` (`i64`:
     /// sign bit flipped; `f64`: IEEE total order). `None` for strings.
     pub fn numeric_key(&self, o: u32) -> Option<u64> {
-        let o = o as usize;
-        let raw = u64::from_le_bytes(self.values.get(o * 8..o * 8 + 8)?.try_into().ok()?);
         match self.ty {
-            FieldType::I64 => Some(raw ^ (1 << 63)),
-            FieldType::F64 => Some(if raw >> 63 == 1 { !raw } else { raw | (1 << 63) }),
+            FieldType::I64 | FieldType::F64 => Some(ords::key_at(
+                self.values,
+                self.cardinality as usize,
+                o as usize,
+            )),
             _ => None,
         }
     }
@@ -96,15 +97,10 @@ impl<'a> SortColumn<'a> {
 
     /// The value of ord `o` (`o < cardinality`).
     pub fn value(&self, o: u32) -> Value {
-        let o = o as usize;
         match self.ty {
-            FieldType::I64 => Value::I64(i64::from_le_bytes(
-                self.values[o * 8..o * 8 + 8].try_into().expect("8"),
-            )),
-            FieldType::F64 => Value::F64(f64::from_bits(u64::from_le_bytes(
-                self.values[o * 8..o * 8 + 8].try_into().expect("8"),
-            ))),
-            _ => Value::Str(self.str_value(o).to_owned()),
+            FieldType::I64 => Value::I64(ords::key_to_i64(self.numeric_key(o).expect("numeric"))),
+            FieldType::F64 => Value::F64(ords::key_to_f64(self.numeric_key(o).expect("numeric"))),
+            _ => Value::Str(self.str_value(o as usize).to_owned()),
         }
     }
 
@@ -126,6 +122,15 @@ impl<'a> SortColumn<'a> {
             u32::from_le_bytes(b[4..].try_into().expect("4")),
         )
     }
+}
+
+/// The last decompressed block of stored documents.
+#[derive(Debug, Default)]
+pub struct StoredCache {
+    block: Option<usize>,
+    first: u32,
+    buf: Vec<u8>,
+    ranges: Vec<(usize, usize)>,
 }
 
 /// A memory-mapped segment file.
@@ -275,8 +280,10 @@ impl SegmentReader {
 
         // Stored.
         let stored = sec(segment::SECTION_STORED)?;
-        if stored.1 - stored.0 < (doc_count as usize + 1) * 8 {
-            return Err(corrupt("stored section shorter than its offsets".into()));
+        if !segment::StoredBlocks::view(&bytes[stored.0..stored.1], doc_count)
+            .is_some_and(|b| b.validate())
+        {
+            return Err(corrupt("stored block index out of range".into()));
         }
 
         // Sort columns.
@@ -348,8 +355,8 @@ impl SegmentReader {
         let values = r.bytes(values_len)?;
         match def.ty {
             FieldType::I64 | FieldType::F64 => {
-                if values.len() != cardinality as usize * 8 {
-                    return Err(r.err("sort values length disagrees with cardinality"));
+                if !ords::check_keys(values, cardinality as usize) {
+                    return Err(r.err("sort values out of range"));
                 }
             }
             _ => {
@@ -557,32 +564,41 @@ impl SegmentReader {
         })
     }
 
-    /// The raw stored bytes of `doc`.
-    pub fn stored_bytes(&self, doc: u32) -> Result<&[u8]> {
-        let (s0, s1) = self.stored;
-        let offs = |i: usize| {
-            let at = s0 + i * 8;
-            u64::from_le_bytes(self.map[at..at + 8].try_into().expect("8")) as usize
-        };
+    /// The raw stored bytes of `doc`, decompressing its block into `cache`
+    /// unless the cache already holds it (reading documents in order
+    /// decompresses each block once).
+    pub fn stored_bytes<'c>(&self, doc: u32, cache: &'c mut StoredCache) -> Result<&'c [u8]> {
         if doc >= self.doc_count {
             return Err(Error::InvalidArgument(format!(
                 "document {doc} out of range"
             )));
         }
-        let blob = s0 + (self.doc_count as usize + 1) * 8;
-        let (a, b) = (offs(doc as usize), offs(doc as usize + 1));
-        if a > b || blob + b > s1 {
-            return Err(Error::corrupt(
-                &self.path,
-                format!("stored offsets of document {doc} out of range"),
-            ));
+        let blocks =
+            segment::StoredBlocks::view(&self.map[self.stored.0..self.stored.1], self.doc_count)
+                .expect("checked when the segment was opened");
+        let b = blocks.block_of(doc);
+        if cache.block != Some(b) {
+            cache.block = None;
+            cache.first = blocks
+                .decode(b, &mut cache.buf, &mut cache.ranges)
+                .ok_or_else(|| {
+                    Error::corrupt(&self.path, format!("stored block {b} is malformed"))
+                })?;
+            cache.block = Some(b);
         }
-        Ok(&self.map[blob + a..blob + b])
+        let (a, e) = *cache
+            .ranges
+            .get((doc - cache.first) as usize)
+            .ok_or_else(|| {
+                Error::corrupt(&self.path, format!("stored block {b} lacks document {doc}"))
+            })?;
+        Ok(&cache.buf[a..e])
     }
 
     /// The stored values of `doc`.
     pub fn stored(&self, doc: u32) -> Result<Vec<(FieldId, Value)>> {
-        let bytes = self.stored_bytes(doc)?;
+        let mut cache = StoredCache::default();
+        let bytes = self.stored_bytes(doc, &mut cache)?;
         segment::get_stored_values(bytes)
             .map(|v| v.into_iter().map(|(f, v)| (FieldId(f), v)).collect())
             .ok_or_else(|| {

@@ -50,6 +50,10 @@ pub struct Snapshot {
 /// older one: manifests are published by an atomic rename after an fsync, so
 /// a crash can leave only a whole manifest or none.
 pub fn latest_manifest(dir: &Path) -> Result<Option<(PathBuf, Manifest)>> {
+    latest_manifest_attempt(dir, 0)
+}
+
+fn latest_manifest_attempt(dir: &Path, attempt: u32) -> Result<Option<(PathBuf, Manifest)>> {
     let entries = std::fs::read_dir(dir).map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {
             Error::NoIndex(dir.to_owned())
@@ -70,7 +74,14 @@ pub fn latest_manifest(dir: &Path) -> Result<Option<(PathBuf, Manifest)>> {
     let Some((g, path)) = best else {
         return Ok(None);
     };
-    let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
+    // A writer removes superseded manifests; one may vanish between the
+    // listing and the read. Then list again.
+    let bytes = match std::fs::read(&path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && attempt < 8 => {
+            return latest_manifest_attempt(dir, attempt + 1);
+        }
+        r => r.map_err(|e| Error::io(&path, e))?,
+    };
     let m = Manifest::decode(&path, &bytes)?;
     if m.generation != g {
         return Err(Error::corrupt(

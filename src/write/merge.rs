@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use crate::document::Value;
 use crate::error::Result;
-use crate::read::SegmentReader;
+use crate::read::{SegmentReader, StoredCache};
 use crate::schema::{FieldId, FieldType, Schema};
 use crate::write::io::IoHooks;
 use crate::write::segment_writer::{SegmentParts, SegmentWriter, SortValues};
@@ -97,9 +97,10 @@ pub(crate) fn merge_segments(
     let mut stored_offsets = vec![0u64];
     let mut stored_blob = Vec::new();
     for (s, map) in sources.iter().zip(&maps) {
+        let mut cache = StoredCache::default();
         for d in 0..s.reader.doc_count() {
             if map[d as usize] != u32::MAX {
-                stored_blob.extend_from_slice(s.reader.stored_bytes(d)?);
+                stored_blob.extend_from_slice(s.reader.stored_bytes(d, &mut cache)?);
                 stored_offsets.push(stored_blob.len() as u64);
             }
         }

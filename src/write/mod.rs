@@ -416,26 +416,27 @@ impl IndexWriter {
         io.rename(&tmp, &self.dir.join(&name))?;
         // The commit is published: from here the writer's state follows it,
         // even if making the rename durable or cleaning up fails.
-        let previous = std::mem::replace(&mut self.base, manifest);
+        self.base = manifest;
         self.pending.clear();
         self.deletes.clear();
         self.seq = 0;
         io.sync_dir(&self.dir)?;
-        self.collect_garbage(&previous);
+        self.collect_garbage();
         Ok(())
     }
 
-    /// Removes index files referenced by neither the current nor the
-    /// previous manifest (a reader may still be opening the previous one).
-    fn collect_garbage(&mut self, previous: &Manifest) {
+    /// Removes the index files the new manifest does not reference. A
+    /// reader that read an older manifest just before and then finds one of
+    /// its files gone re-reads the newest manifest and retries; a reader
+    /// that has mapped its segments keeps them (unlinking a mapped file
+    /// leaves the mapping intact).
+    fn collect_garbage(&mut self) {
         let mut keep: HashSet<String> = HashSet::new();
-        for m in [&self.base, previous] {
-            keep.insert(manifest::manifest_name(m.generation));
-            for s in &m.segments {
-                keep.insert(manifest::segment_name(s.id));
-                if s.del_gen != 0 {
-                    keep.insert(manifest::tombstone_name(s.id, s.del_gen));
-                }
+        keep.insert(manifest::manifest_name(self.base.generation));
+        for s in &self.base.segments {
+            keep.insert(manifest::segment_name(s.id));
+            if s.del_gen != 0 {
+                keep.insert(manifest::tombstone_name(s.id, s.del_gen));
             }
         }
         let live: HashSet<u64> = self.base.segments.iter().map(|s| s.id).collect();

@@ -69,12 +69,16 @@ fn encode_sort_column(field: FieldId, values: &SortValues, doc_count: u32, out: 
     let (ty, card, value_bytes, ords) = match values {
         SortValues::I64(v) => {
             let (d, o) = assign_ords(v, |x| *x);
-            let bytes: Vec<u8> = d.iter().flat_map(|x| x.to_le_bytes()).collect();
+            let keys: Vec<u64> = d.iter().map(|&x| ords::i64_to_key(x)).collect();
+            let mut bytes = Vec::new();
+            ords::encode_keys(&keys, &mut bytes);
             (FieldType::I64, d.len(), bytes, o)
         }
         SortValues::F64(v) => {
             let (d, o) = assign_ords(v, |x| TotalF64(*x));
-            let bytes: Vec<u8> = d.iter().flat_map(|x| x.to_bits().to_le_bytes()).collect();
+            let keys: Vec<u64> = d.iter().map(|&x| ords::f64_to_key(x)).collect();
+            let mut bytes = Vec::new();
+            ords::encode_keys(&keys, &mut bytes);
             (FieldType::F64, d.len(), bytes, o)
         }
         SortValues::Str(v) => {
@@ -280,12 +284,9 @@ impl SegmentWriter {
         self.file
             .begin_section(segment::SECTION_STORED)
             .map_err(ioe)?;
-        let mut offs = Vec::with_capacity(parts.stored_offsets.len() * 8);
-        for o in parts.stored_offsets {
-            offs.extend_from_slice(&o.to_le_bytes());
-        }
-        self.file.write(&offs).map_err(ioe)?;
-        self.file.write(parts.stored_blob).map_err(ioe)?;
+        let mut stored = Vec::new();
+        segment::encode_stored(parts.stored_offsets, parts.stored_blob, &mut stored);
+        self.file.write(&stored).map_err(ioe)?;
         self.file.end_section();
 
         let mut sort = Vec::new();

@@ -142,6 +142,7 @@ fn run_args(a: &Args) -> Result<(), CliError> {
         offset: 0,
         limit: a.k,
         sort,
+        exact_total: true,
     };
     // Classes in order of first appearance.
     let mut classes: Vec<Class> = Vec::new();

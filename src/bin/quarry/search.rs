@@ -458,6 +458,7 @@ fn run_args(a: &Args) -> Result<(), CliError> {
         offset: a.offset,
         limit: a.k,
         sort: sort.clone(),
+        exact_total: true,
     };
     let printer = Printer {
         searcher: &searcher,

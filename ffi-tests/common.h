@@ -1,0 +1,116 @@
+/*
+ * Helpers shared by the C ffi-tests. Each test program gets a fresh,
+ * empty scratch directory as argv[1] from tests/ffi.rs and exits 0 when
+ * every check passed. Failures are reported on stderr.
+ */
+#ifndef QUARRY_FFI_COMMON_H
+#define QUARRY_FFI_COMMON_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "quarry.h"
+
+static int ffi_failures = 0;
+
+/* A string literal as the (pointer, length) pair the API takes. */
+#define S(lit) (lit), (sizeof(lit) - 1)
+
+/* The call must succeed; otherwise report and stop (later steps need it). */
+#define OK(call)                                                                  \
+    do {                                                                          \
+        quarry_status st_ = (call);                                               \
+        if (st_ != QUARRY_OK) {                                                   \
+            fprintf(stderr, "%s:%d: %s -> %u (%s): %s\n", __FILE__, __LINE__,     \
+                    #call, (unsigned)st_, quarry_status_str(st_),                 \
+                    quarry_last_error_message());                                 \
+            exit(1);                                                              \
+        }                                                                         \
+    } while (0)
+
+/* The call must fail with `code` and leave a non-empty last-error message. */
+#define EXPECT(call, code)                                                        \
+    do {                                                                          \
+        quarry_status st_ = (call);                                               \
+        if (st_ != (quarry_status)(code)) {                                       \
+            fprintf(stderr, "%s:%d: %s -> %u (%s), expected %s: %s\n", __FILE__, \
+                    __LINE__, #call, (unsigned)st_, quarry_status_str(st_), #code,\
+                    quarry_last_error_message());                                 \
+            ffi_failures++;                                                       \
+        } else if ((code) != QUARRY_OK && quarry_last_error_message()[0] == 0) {  \
+            fprintf(stderr, "%s:%d: %s failed without a message\n", __FILE__,     \
+                    __LINE__, #call);                                             \
+            ffi_failures++;                                                       \
+        }                                                                         \
+    } while (0)
+
+#define CHECK(cond)                                                               \
+    do {                                                                          \
+        if (!(cond)) {                                                            \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__,     \
+                    #cond);                                                       \
+            ffi_failures++;                                                       \
+        }                                                                         \
+    } while (0)
+
+/* The last error message must contain `needle`. */
+#define CHECK_MSG(needle)                                                         \
+    do {                                                                          \
+        const char *m_ = quarry_last_error_message();                             \
+        if (strstr(m_, (needle)) == NULL) {                                       \
+            fprintf(stderr, "%s:%d: last error %s lacks \"%s\"\n", __FILE__,      \
+                    __LINE__, m_, (needle));                                      \
+            ffi_failures++;                                                       \
+        }                                                                         \
+    } while (0)
+
+static inline int ffi_finish(const char *name) {
+    if (ffi_failures != 0) {
+        fprintf(stderr, "%s: %d check(s) failed\n", name, ffi_failures);
+        return 1;
+    }
+    printf("%s: all checks passed\n", name);
+    return 0;
+}
+
+/* dir + "/" + leaf, in a static buffer per call site's choice. */
+static inline void ffi_path(char *buf, size_t cap, const char *dir, const char *leaf) {
+    int n = snprintf(buf, cap, "%s/%s", dir, leaf);
+    if (n < 0 || (size_t)n >= cap) {
+        fprintf(stderr, "path too long\n");
+        exit(2);
+    }
+}
+
+/* The standard test schema:
+ *   id i64 stored indexed, title text stored, body text stored,
+ *   year i64 stored sortable, category string stored indexed sortable,
+ *   price f64 stored sortable, note string (not stored, not indexed). */
+static inline quarry_schema *ffi_schema(void) {
+    quarry_schema *s = NULL;
+    OK(quarry_schema_new(&s));
+    OK(quarry_schema_add_field(s, S("id"), QUARRY_FIELD_I64, QUARRY_FIELD_STORED | QUARRY_FIELD_INDEXED));
+    OK(quarry_schema_add_field(s, S("title"), QUARRY_FIELD_TEXT, QUARRY_FIELD_STORED));
+    OK(quarry_schema_add_field(s, S("body"), QUARRY_FIELD_TEXT, QUARRY_FIELD_STORED));
+    OK(quarry_schema_add_field(s, S("year"), QUARRY_FIELD_I64, QUARRY_FIELD_STORED | QUARRY_FIELD_SORTABLE));
+    OK(quarry_schema_add_field(s, S("category"), QUARRY_FIELD_STRING,
+                               QUARRY_FIELD_STORED | QUARRY_FIELD_INDEXED | QUARRY_FIELD_SORTABLE));
+    OK(quarry_schema_add_field(s, S("price"), QUARRY_FIELD_F64, QUARRY_FIELD_STORED | QUARRY_FIELD_SORTABLE));
+    OK(quarry_schema_add_field(s, S("note"), QUARRY_FIELD_STRING, 0));
+    return s;
+}
+
+static inline quarry_query *ffi_match(const char *field, const char *text, quarry_operator op) {
+    quarry_query *q = NULL;
+    OK(quarry_query_match(field, strlen(field), text, strlen(text), op, &q));
+    return q;
+}
+
+static inline quarry_query *ffi_term(const char *field, const char *term) {
+    quarry_query *q = NULL;
+    OK(quarry_query_term(field, strlen(field), term, strlen(term), &q));
+    return q;
+}
+
+#endif /* QUARRY_FFI_COMMON_H */

@@ -1,0 +1,556 @@
+//! `quarry_hits`: one page of search results, with totals, stored fields
+//! and sort values.
+
+use std::ffi::c_char;
+use std::sync::OnceLock;
+
+use super::status::{QUARRY_INVALID_ARGUMENT, QUARRY_NO_VALUE, QUARRY_SCHEMA, quarry_status};
+use super::{
+    CResult, Failure, Handle, check_out, free_handle, guard, guard_value, handle_ref, into_handle,
+    str_arg, write_out,
+};
+use crate::{FieldId, Hit, Hits, Searcher, Value};
+
+/// The hits of one search: the requested page in order, the total number
+/// of matches, and per hit its document number, score, sort values and
+/// stored fields.
+///
+/// Stored fields are read from the index the first time a hit's stored
+/// values are asked for, then kept in the hits object; strings returned by
+/// the getters point into it and stay valid until `quarry_hits_free`.
+///
+/// Thread safety: the getters may be called from several threads at once;
+/// `quarry_hits_free` needs exclusive use.
+pub struct quarry_hits {
+    _private: [u8; 0],
+}
+
+type StoredResult = Result<Vec<(FieldId, Value)>, (quarry_status, String)>;
+
+pub(crate) struct HitsInner {
+    /// Keeps the snapshot mapped and resolves stored values and field names.
+    searcher: Searcher,
+    hits: Hits,
+    /// Rules of the sort spec used (0 without one).
+    rules: usize,
+    /// Per hit, its stored values once read.
+    stored: Vec<OnceLock<StoredResult>>,
+}
+
+impl Handle for quarry_hits {
+    type Inner = HitsInner;
+}
+
+pub(crate) fn new_hits(searcher: Searcher, hits: Hits, rules: usize) -> *mut quarry_hits {
+    let stored = (0..hits.hits.len()).map(|_| OnceLock::new()).collect();
+    into_handle::<quarry_hits>(HitsInner {
+        searcher,
+        hits,
+        rules,
+        stored,
+    })
+}
+
+/// The type of a value: one of the `QUARRY_VALUE_*` constants.
+pub type quarry_value_type = u32;
+/// No value (the document has none for the sort field).
+pub const QUARRY_VALUE_NONE: quarry_value_type = 0;
+/// A UTF-8 string.
+pub const QUARRY_VALUE_STR: quarry_value_type = 1;
+/// A signed 64-bit integer.
+pub const QUARRY_VALUE_I64: quarry_value_type = 2;
+/// A 64-bit float.
+pub const QUARRY_VALUE_F64: quarry_value_type = 3;
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Str(_) => "string",
+        Value::I64(_) => "i64",
+        Value::F64(_) => "f64",
+    }
+}
+
+impl HitsInner {
+    fn hit(&self, index: usize) -> CResult<&Hit> {
+        self.hits.hits.get(index).ok_or_else(|| {
+            Failure::new(
+                QUARRY_INVALID_ARGUMENT,
+                format!(
+                    "hit index {index} out of range ({} hits)",
+                    self.hits.hits.len()
+                ),
+            )
+        })
+    }
+
+    /// The stored value of field `name` of hit `index`.
+    fn stored(&self, index: usize, name: &str) -> CResult<&Value> {
+        let doc = self.hit(index)?.doc;
+        let schema = self.searcher.schema();
+        let id = schema.field(name).ok_or_else(|| {
+            Failure::new(QUARRY_SCHEMA, format!("the schema has no field {name:?}"))
+        })?;
+        if !schema.def(id).flags.stored {
+            return Err(Failure::new(
+                QUARRY_SCHEMA,
+                format!("field {name:?} is not stored"),
+            ));
+        }
+        let values = self.stored[index]
+            .get_or_init(|| {
+                self.searcher
+                    .stored(doc)
+                    .map_err(|e| (super::status::status_of(&e), e.to_string()))
+            })
+            .as_ref()
+            .map_err(|(status, message)| Failure::new(*status, message.clone()))?;
+        values
+            .iter()
+            .find(|(f, _)| *f == id)
+            .map(|(_, v)| v)
+            .ok_or_else(|| {
+                Failure::new(
+                    QUARRY_NO_VALUE,
+                    format!("document {doc} has no value for field {name:?}"),
+                )
+            })
+    }
+
+    fn sort_value(&self, index: usize, rule: usize) -> CResult<Option<&Value>> {
+        let hit = self.hit(index)?;
+        match hit.sort_values.get(rule) {
+            Some(v) => Ok(v.as_ref()),
+            None => Err(Failure::invalid(format!(
+                "sort rule index {rule} out of range ({} rules)",
+                self.rules
+            ))),
+        }
+    }
+}
+
+fn wrong_type(what: &str, v: &Value, getter: &str) -> Failure {
+    Failure::new(
+        QUARRY_SCHEMA,
+        format!("{what} is a {} value; use {getter}", type_name(v)),
+    )
+}
+
+fn getter_for(v: &Value, prefix: &str) -> String {
+    format!(
+        "{prefix}_{}",
+        match v {
+            Value::Str(_) => "str",
+            Value::I64(_) => "i64",
+            Value::F64(_) => "f64",
+        }
+    )
+}
+
+/// The number of hits in this page (at most the search's `limit`); 0 when
+/// `hits` is NULL.
+///
+/// # Safety
+/// `hits` is NULL or a live hits object.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn quarry_hits_len(hits: *const quarry_hits) -> usize {
+    guard_value(0, || {
+        // SAFETY: the caller guarantees a live hits object; only shared access is used.
+        Ok(unsafe { handle_ref(hits, "hits") }?.hits.hits.len())
+    })
+}
+
+/// How many documents matched the query in all (not just this page): exact
+/// when `quarry_hits_total_is_exact` is true, otherwise a lower bound. 0
+/// when `hits` is NULL.
+///
+/// # Safety
+/// `hits` is NULL or a live hits object.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn quarry_hits_total(hits: *const quarry_hits) -> u64 {
+    guard_value(0, || {
+        // SAFETY: the caller guarantees a live hits object; only shared access is used.
+        Ok(unsafe { handle_ref(hits, "hits") }?.hits.total_hits)
+    })
+}
+
+/// Whether `quarry_hits_total` is exact (true) or a lower bound (false);
+/// false when `hits` is NULL.
+///
+/// # Safety
+/// `hits` is NULL or a live hits object.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn quarry_hits_total_is_exact(hits: *const quarry_hits) -> bool {
+    guard_value(false, || {
+        // SAFETY: the caller guarantees a live hits object; only shared access is used.
+        Ok(unsafe { handle_ref(hits, "hits") }?.hits.total_is_exact)
+    })
+}
+
+/// The document number of hit `index` (0-based, `< quarry_hits_len`).
+/// Document numbers are positions in the searcher's snapshot: stable for
+/// that snapshot only (commits and merges renumber).
+///
+/// Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_INVALID_ARGUMENT` (index out of range).
+///
+/// # Safety
+/// `hits` is NULL or a live hits object; `out` is NULL or valid for writing
+/// a `uint64_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn quarry_hits_doc(
+    hits: *const quarry_hits,
+    index: usize,
+    out: *mut u64,
+) -> quarry_status {
+    guard(|| {
+        // SAFETY: the caller guarantees a live hits object; only shared access is used.
+        let hits = unsafe { handle_ref(hits, "hits") }?;
+        check_out(out, "out")?;
+        let doc = hits.hit(index)?.doc;
+        // SAFETY: `out` was checked non-NULL; the caller guarantees it is writable.
+        unsafe { write_out(out, doc) };
+        Ok(())
+    })
+}
+
+/// The BM25 score of hit `index` (0 for documents matched only by filter
+/// clauses).
+///
+/// Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_INVALID_ARGUMENT` (index out of range).
+///
+/// # Safety
+/// `hits` is NULL or a live hits object; `out` is NULL or valid for writing
+/// a `float`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn quarry_hits_score(
+    hits: *const quarry_hits,
+    index: usize,
+    out: *mut f32,
+) -> quarry_status {
+    guard(|| {
+        // SAFETY: the caller guarantees a live hits object; only shared access is used.
+        let hits = unsafe { handle_ref(hits, "hits") }?;
+        check_out(out, "out")?;
+        let score = hits.hit(index)?.score;
+        // SAFETY: `out` was checked non-NULL; the caller guarantees it is writable.
+        unsafe { write_out(out, score) };
+        Ok(())
+    })
+}
+
+/// The stored value of the text or string field `field` of hit `index`, as
+/// a pointer to UTF-8 bytes (not NUL-terminated) and their length.
+///
+/// Ownership: the bytes belong to `hits` and stay valid until
+/// `quarry_hits_free(hits)`. For a text field given several values, the
+/// first.
+/// Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_INVALID_UTF8` (field name),
+/// `QUARRY_INVALID_ARGUMENT` (index), `QUARRY_SCHEMA` (no such field, not
+/// stored, or not a text/string field), `QUARRY_NO_VALUE` (this document
+/// has no value for it), `QUARRY_IO`/`QUARRY_CORRUPT` (reading the stored
+/// values failed).
+///
+/// # Safety
+/// `hits` is NULL or a live hits object; `field` is NULL or valid for
+/// reading `field_len` bytes; `out_ptr`/`out_len` are NULL or valid for
+/// writing a pointer / a `size_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn quarry_hits_stored_str(
+    hits: *const quarry_hits,
+    index: usize,
+    field: *const c_char,
+    field_len: usize,
+    out_ptr: *mut *const c_char,
+    out_len: *mut usize,
+) -> quarry_status {
+    guard(|| {
+        // SAFETY: the caller guarantees a live hits object; only shared access is used.
+        let hits = unsafe { handle_ref(hits, "hits") }?;
+        // SAFETY: the caller guarantees `field` is readable for `field_len` bytes.
+        let name = unsafe { str_arg(field, field_len, "field") }?;
+        check_out(out_ptr, "out_ptr")?;
+        check_out(out_len, "out_len")?;
+        let s = match hits.stored(index, name)? {
+            Value::Str(s) => s,
+            v => {
+                return Err(wrong_type(
+                    &format!("field {name:?}"),
+                    v,
+                    &getter_for(v, "quarry_hits_stored"),
+                ));
+            }
+        };
+        // SAFETY: both were checked non-NULL; the caller guarantees they are
+        // writable. The bytes live in `hits` until it is freed.
+        unsafe {
+            write_out(out_ptr, s.as_ptr().cast::<c_char>());
+            write_out(out_len, s.len());
+        }
+        Ok(())
+    })
+}
+
+/// The stored value of the i64 field `field` of hit `index`.
+///
+/// Errors: as `quarry_hits_stored_str`, with `QUARRY_SCHEMA` when the field
+/// is not an i64 field.
+///
+/// # Safety
+/// `hits` is NULL or a live hits object; `field` is NULL or valid for
+/// reading `field_len` bytes; `out` is NULL or valid for writing an `int64_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn quarry_hits_stored_i64(
+    hits: *const quarry_hits,
+    index: usize,
+    field: *const c_char,
+    field_len: usize,
+    out: *mut i64,
+) -> quarry_status {
+    // SAFETY: the caller's guarantees are `stored_as`'s.
+    unsafe { stored_as(hits, index, field, field_len, out, Value::as_i64) }
+}
+
+/// The stored value of the f64 field `field` of hit `index`.
+///
+/// Errors: as `quarry_hits_stored_str`, with `QUARRY_SCHEMA` when the field
+/// is not an f64 field.
+///
+/// # Safety
+/// `hits` is NULL or a live hits object; `field` is NULL or valid for
+/// reading `field_len` bytes; `out` is NULL or valid for writing a `double`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn quarry_hits_stored_f64(
+    hits: *const quarry_hits,
+    index: usize,
+    field: *const c_char,
+    field_len: usize,
+    out: *mut f64,
+) -> quarry_status {
+    // SAFETY: the caller's guarantees are `stored_as`'s.
+    unsafe { stored_as(hits, index, field, field_len, out, Value::as_f64) }
+}
+
+/// The number of sort values each hit carries: the number of rules of the
+/// sort spec the search used, 0 when it used none (or `hits` is NULL).
+///
+/// # Safety
+/// `hits` is NULL or a live hits object.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn quarry_hits_sort_value_count(hits: *const quarry_hits) -> usize {
+    guard_value(0, || {
+        // SAFETY: the caller guarantees a live hits object; only shared access is used.
+        Ok(unsafe { handle_ref(hits, "hits") }?.rules)
+    })
+}
+
+/// The type of hit `index`'s value for sort rule `rule` (0-based, `<
+/// quarry_hits_sort_value_count`): `QUARRY_VALUE_F64` for a score rule,
+/// `QUARRY_VALUE_I64` for a document-number rule, the field's type for a
+/// field rule, or `QUARRY_VALUE_NONE` when the document has no value for
+/// the field. Sort values let hits from several searchers be merged in
+/// exactly the order one searcher would give.
+///
+/// Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_INVALID_ARGUMENT` (index or rule
+/// out of range).
+///
+/// # Safety
+/// `hits` is NULL or a live hits object; `out` is NULL or valid for writing
+/// a `quarry_value_type`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn quarry_hits_sort_value_type(
+    hits: *const quarry_hits,
+    index: usize,
+    rule: usize,
+    out: *mut quarry_value_type,
+) -> quarry_status {
+    guard(|| {
+        // SAFETY: the caller guarantees a live hits object; only shared access is used.
+        let hits = unsafe { handle_ref(hits, "hits") }?;
+        check_out(out, "out")?;
+        let ty = match hits.sort_value(index, rule)? {
+            None => QUARRY_VALUE_NONE,
+            Some(Value::Str(_)) => QUARRY_VALUE_STR,
+            Some(Value::I64(_)) => QUARRY_VALUE_I64,
+            Some(Value::F64(_)) => QUARRY_VALUE_F64,
+        };
+        // SAFETY: `out` was checked non-NULL; the caller guarantees it is writable.
+        unsafe { write_out(out, ty) };
+        Ok(())
+    })
+}
+
+/// # Safety
+/// `hits` is NULL or a live hits object.
+unsafe fn typed_sort_value<'a>(
+    hits: *const quarry_hits,
+    index: usize,
+    rule: usize,
+) -> CResult<&'a Value> {
+    // SAFETY: forwarded from this function's contract.
+    let hits = unsafe { handle_ref(hits, "hits") }?;
+    hits.sort_value(index, rule)?.ok_or_else(|| {
+        Failure::new(
+            QUARRY_NO_VALUE,
+            format!("hit {index} has no value for sort rule {rule}"),
+        )
+    })
+}
+
+fn sort_type_error(rule: usize, v: &Value) -> Failure {
+    Failure::invalid(format!(
+        "sort rule {rule} has a {} value; use {}",
+        type_name(v),
+        getter_for(v, "quarry_hits_sort_value")
+    ))
+}
+
+/// Hit `index`'s i64 value for sort rule `rule`.
+///
+/// Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_INVALID_ARGUMENT` (index or rule
+/// out of range, or the value is not an i64), `QUARRY_NO_VALUE`.
+///
+/// # Safety
+/// `hits` is NULL or a live hits object; `out` is NULL or valid for writing
+/// an `int64_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn quarry_hits_sort_value_i64(
+    hits: *const quarry_hits,
+    index: usize,
+    rule: usize,
+    out: *mut i64,
+) -> quarry_status {
+    // SAFETY: the caller's guarantees are `sort_value_as`'s.
+    unsafe { sort_value_as(hits, index, rule, out, Value::as_i64) }
+}
+
+/// Hit `index`'s f64 value for sort rule `rule` (score rules give the f32
+/// score widened to f64).
+///
+/// Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_INVALID_ARGUMENT` (index or rule
+/// out of range, or the value is not an f64), `QUARRY_NO_VALUE`.
+///
+/// # Safety
+/// `hits` is NULL or a live hits object; `out` is NULL or valid for writing
+/// a `double`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn quarry_hits_sort_value_f64(
+    hits: *const quarry_hits,
+    index: usize,
+    rule: usize,
+    out: *mut f64,
+) -> quarry_status {
+    // SAFETY: the caller's guarantees are `sort_value_as`'s.
+    unsafe { sort_value_as(hits, index, rule, out, Value::as_f64) }
+}
+
+/// Hit `index`'s string value for sort rule `rule`, as UTF-8 bytes (not
+/// NUL-terminated) owned by `hits` and valid until `quarry_hits_free`.
+///
+/// Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_INVALID_ARGUMENT` (index or rule
+/// out of range, or the value is not a string), `QUARRY_NO_VALUE`.
+///
+/// # Safety
+/// `hits` is NULL or a live hits object; `out_ptr`/`out_len` are NULL or
+/// valid for writing a pointer / a `size_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn quarry_hits_sort_value_str(
+    hits: *const quarry_hits,
+    index: usize,
+    rule: usize,
+    out_ptr: *mut *const c_char,
+    out_len: *mut usize,
+) -> quarry_status {
+    guard(|| {
+        if hits.is_null() {
+            return Err(Failure::null("hits"));
+        }
+        check_out(out_ptr, "out_ptr")?;
+        check_out(out_len, "out_len")?;
+        // SAFETY: the caller guarantees a live hits object.
+        let s = match unsafe { typed_sort_value(hits, index, rule) }? {
+            Value::Str(s) => s,
+            v => return Err(sort_type_error(rule, v)),
+        };
+        // SAFETY: both were checked non-NULL; the caller guarantees they are
+        // writable. The bytes live in `hits` until it is freed.
+        unsafe {
+            write_out(out_ptr, s.as_ptr().cast::<c_char>());
+            write_out(out_len, s.len());
+        }
+        Ok(())
+    })
+}
+
+/// The body of the typed stored-value getters: `pick` takes the wanted type
+/// out of the value, and any other type is a `QUARRY_SCHEMA` error naming
+/// the right getter.
+///
+/// # Safety
+/// `hits` is NULL or a live hits object; `field` is NULL or valid for
+/// reading `field_len` bytes; `out` is NULL or valid for writing a `T`.
+unsafe fn stored_as<T>(
+    hits: *const quarry_hits,
+    index: usize,
+    field: *const c_char,
+    field_len: usize,
+    out: *mut T,
+    pick: fn(&Value) -> Option<T>,
+) -> quarry_status {
+    guard(|| {
+        // SAFETY: the caller guarantees a live hits object; only shared access is used.
+        let hits = unsafe { handle_ref(hits, "hits") }?;
+        // SAFETY: the caller guarantees `field` is readable for `field_len` bytes.
+        let name = unsafe { str_arg(field, field_len, "field") }?;
+        check_out(out, "out")?;
+        let value = hits.stored(index, name)?;
+        let v = pick(value).ok_or_else(|| {
+            wrong_type(
+                &format!("field {name:?}"),
+                value,
+                &getter_for(value, "quarry_hits_stored"),
+            )
+        })?;
+        // SAFETY: `out` was checked non-NULL; the caller guarantees it is writable.
+        unsafe { write_out(out, v) };
+        Ok(())
+    })
+}
+
+/// The body of the typed sort-value getters (see [`stored_as`]).
+///
+/// # Safety
+/// `hits` is NULL or a live hits object; `out` is NULL or valid for
+/// writing a `T`.
+unsafe fn sort_value_as<T>(
+    hits: *const quarry_hits,
+    index: usize,
+    rule: usize,
+    out: *mut T,
+    pick: fn(&Value) -> Option<T>,
+) -> quarry_status {
+    guard(|| {
+        if hits.is_null() {
+            return Err(Failure::null("hits"));
+        }
+        check_out(out, "out")?;
+        // SAFETY: the caller guarantees a live hits object.
+        let value = unsafe { typed_sort_value(hits, index, rule) }?;
+        let v = pick(value).ok_or_else(|| sort_type_error(rule, value))?;
+        // SAFETY: `out` was checked non-NULL; the caller guarantees it is writable.
+        unsafe { write_out(out, v) };
+        Ok(())
+    })
+}
+
+/// Frees a hits object and every string borrowed from it. NULL is a no-op.
+///
+/// # Safety
+/// `hits` is NULL or a live hits object, not used afterwards and not in use
+/// by another thread.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn quarry_hits_free(hits: *mut quarry_hits) {
+    let _ = guard(|| {
+        // SAFETY: the caller hands over a live (or NULL) hits object, used never again.
+        unsafe { free_handle(hits) };
+        Ok(())
+    });
+}

@@ -1,0 +1,155 @@
+//! `quarry_schema`: the named, typed fields of a new index.
+
+use super::status::quarry_status;
+use super::{
+    Failure, Handle, check_out, free_handle, guard, handle_mut, into_handle, str_arg, write_out,
+};
+use crate::{FieldFlags, FieldType, Schema};
+use std::ffi::c_char;
+
+/// A schema under construction: an ordered list of named, typed fields.
+///
+/// Create with `quarry_schema_new` or `quarry_schema_from_json`, free with
+/// `quarry_schema_free`. A schema is only read by `quarry_indexer_open`
+/// (which copies it), so it may be freed right after.
+///
+/// Thread safety: not synchronised; use one schema from one thread at a time.
+pub struct quarry_schema {
+    _private: [u8; 0],
+}
+
+impl Handle for quarry_schema {
+    type Inner = Schema;
+}
+
+/// The type of a field: one of the `QUARRY_FIELD_*` type constants.
+pub type quarry_field_type = u32;
+
+/// Analysed text: split into lowercase alphanumeric tokens, indexed with
+/// term frequencies and BM25 norms. Always indexed; cannot be sortable.
+pub const QUARRY_FIELD_TEXT: quarry_field_type = 1;
+/// An exact string value: sortable, optionally indexed as one token.
+pub const QUARRY_FIELD_STRING: quarry_field_type = 2;
+/// A signed 64-bit integer: sortable, optionally indexed as one term.
+pub const QUARRY_FIELD_I64: quarry_field_type = 3;
+/// A 64-bit float: sortable; cannot be indexed.
+pub const QUARRY_FIELD_F64: quarry_field_type = 4;
+
+/// Field options: a bitwise OR of `QUARRY_FIELD_STORED`,
+/// `QUARRY_FIELD_INDEXED` and `QUARRY_FIELD_SORTABLE` (0 for none).
+pub type quarry_field_flags = u32;
+/// Field option bit: the original value is kept and returned with hits.
+pub const QUARRY_FIELD_STORED: quarry_field_flags = 1;
+/// Field option bit: the value is searchable (and deletable) as a term.
+/// Implied for text fields.
+pub const QUARRY_FIELD_INDEXED: quarry_field_flags = 2;
+/// Field option bit: the value can be sorted on.
+pub const QUARRY_FIELD_SORTABLE: quarry_field_flags = 4;
+
+pub(crate) fn field_type_from_c(ty: quarry_field_type) -> Result<FieldType, Failure> {
+    match ty {
+        QUARRY_FIELD_TEXT => Ok(FieldType::Text),
+        QUARRY_FIELD_STRING => Ok(FieldType::String),
+        QUARRY_FIELD_I64 => Ok(FieldType::I64),
+        QUARRY_FIELD_F64 => Ok(FieldType::F64),
+        other => Err(Failure::invalid(format!("unknown field type {other}"))),
+    }
+}
+
+/// Creates an empty schema.
+///
+/// On `QUARRY_OK`, `*out` is a new schema owned by the caller (free it with
+/// `quarry_schema_free`).
+/// Errors: `QUARRY_NULL_ARGUMENT` when `out` is NULL.
+///
+/// # Safety
+/// `out` is NULL or valid for writing one pointer.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn quarry_schema_new(out: *mut *mut quarry_schema) -> quarry_status {
+    guard(|| {
+        check_out(out, "out")?;
+        // SAFETY: `out` was checked non-NULL; the caller guarantees it is writable.
+        unsafe { write_out(out, into_handle::<quarry_schema>(Schema::new())) };
+        Ok(())
+    })
+}
+
+/// Parses a schema from its JSON form, e.g.
+/// `{"fields":[{"name":"id","type":"i64","stored":true,"indexed":true}]}`
+/// (keys `name`, `type` = text|string|i64|f64, and optional booleans
+/// `stored`, `indexed`, `sortable`).
+///
+/// `json` is `json_len` bytes of UTF-8, not necessarily NUL-terminated.
+/// On `QUARRY_OK`, `*out` is a new schema owned by the caller.
+/// Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_INVALID_UTF8`, `QUARRY_SCHEMA`
+/// (malformed JSON or an invalid field).
+///
+/// # Safety
+/// `json` is NULL or valid for reading `json_len` bytes; `out` is NULL or
+/// valid for writing one pointer.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn quarry_schema_from_json(
+    json: *const c_char,
+    json_len: usize,
+    out: *mut *mut quarry_schema,
+) -> quarry_status {
+    guard(|| {
+        // SAFETY: the caller guarantees `json` is readable for `json_len` bytes.
+        let text = unsafe { str_arg(json, json_len, "json") }?;
+        check_out(out, "out")?;
+        let schema = Schema::from_json(text)?;
+        // SAFETY: `out` was checked non-NULL; the caller guarantees it is writable.
+        unsafe { write_out(out, into_handle::<quarry_schema>(schema)) };
+        Ok(())
+    })
+}
+
+/// Appends a field.
+///
+/// `name` is `name_len` bytes of UTF-8 (1 to 255 bytes, unique in the
+/// schema). `field_type` is a `QUARRY_FIELD_*` type; `flags` is a
+/// bitwise OR of `QUARRY_FIELD_STORED`, `QUARRY_FIELD_INDEXED`,
+/// `QUARRY_FIELD_SORTABLE` (0 for none).
+///
+/// Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_INVALID_UTF8`,
+/// `QUARRY_INVALID_ARGUMENT` (unknown type or flag bit), `QUARRY_SCHEMA`
+/// (empty, too long or duplicate name; a sortable text field; an indexed f64
+/// field). On error the schema is unchanged.
+///
+/// # Safety
+/// `schema` is NULL or a live schema not used by another thread during the
+/// call; `name` is NULL or valid for reading `name_len` bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn quarry_schema_add_field(
+    schema: *mut quarry_schema,
+    name: *const c_char,
+    name_len: usize,
+    field_type: quarry_field_type,
+    flags: quarry_field_flags,
+) -> quarry_status {
+    guard(|| {
+        // SAFETY: the caller guarantees `schema` is live and not shared during the call.
+        let schema = unsafe { handle_mut(schema, "schema") }?;
+        // SAFETY: the caller guarantees `name` is readable for `name_len` bytes.
+        let name = unsafe { str_arg(name, name_len, "name") }?;
+        let ty = field_type_from_c(field_type)?;
+        let flags = FieldFlags::from_bits(flags)
+            .ok_or_else(|| Failure::invalid(format!("unknown field flag bits in {flags:#x}")))?;
+        schema.add_field(name, ty, flags)?;
+        Ok(())
+    })
+}
+
+/// Frees a schema. NULL is a no-op.
+///
+/// # Safety
+/// `schema` is NULL or a live schema, not used afterwards and not in use by
+/// another thread.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn quarry_schema_free(schema: *mut quarry_schema) {
+    let _ = guard(|| {
+        // SAFETY: the caller hands over a live (or NULL) schema, used never again.
+        unsafe { free_handle(schema) };
+        Ok(())
+    });
+}

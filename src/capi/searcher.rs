@@ -1,0 +1,255 @@
+//! `quarry_searcher`: one committed snapshot of an index, shared by any
+//! number of threads.
+
+use super::hits::{new_hits, quarry_hits};
+use super::indexer::path_arg;
+use super::query::quarry_query;
+use super::sort::quarry_sort;
+use super::status::quarry_status;
+use super::{
+    Failure, Handle, check_out, free_handle, guard, guard_value, handle_mut, handle_ref,
+    into_handle, write_out,
+};
+use crate::{ExecMode, SearchOptions, SearchRequest, Searcher};
+use std::ffi::c_char;
+
+/// A searcher over one committed snapshot of an index. It never changes:
+/// commits made after it was opened are seen only by a searcher from
+/// `quarry_searcher_reopen` (or a new `quarry_searcher_open`), and an
+/// indexer never has to wait for it.
+///
+/// Thread safety: any number of threads may call the `const` functions
+/// (`quarry_searcher_search`, `_reopen`, `_doc_count`, ...) on one searcher
+/// concurrently. `quarry_searcher_set_exec_mode` and `quarry_searcher_free`
+/// need exclusive use: call them when no other thread uses the searcher.
+pub struct quarry_searcher {
+    _private: [u8; 0],
+}
+
+impl Handle for quarry_searcher {
+    type Inner = Searcher;
+}
+
+/// An execution path: one of the `QUARRY_EXEC_*` constants. Every path
+/// returns bit-identical results; they differ only in speed. The switch
+/// exists so that a fast path can be turned off without a rebuild, also
+/// through the environment variable `QUARRY_EXEC=auto|exhaustive|daat`,
+/// read when a searcher is opened.
+pub type quarry_exec_mode = u32;
+/// The fastest path that applies (the default).
+pub const QUARRY_EXEC_AUTO: quarry_exec_mode = 1;
+/// The exhaustive oracle: evaluate every matching document.
+pub const QUARRY_EXEC_EXHAUSTIVE: quarry_exec_mode = 2;
+/// Document-at-a-time iteration over posting blocks.
+pub const QUARRY_EXEC_DAAT: quarry_exec_mode = 3;
+
+/// Opens a searcher on the newest commit of the index in the directory
+/// `path` (`path_len` bytes, need not be UTF-8 or NUL-terminated, no NUL).
+/// The execution path comes from the environment variable `QUARRY_EXEC`
+/// (default auto).
+///
+/// On `QUARRY_OK`, `*out` is a new searcher owned by the caller (free it
+/// with `quarry_searcher_free`).
+/// Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_INVALID_ARGUMENT` (empty path,
+/// NUL in path), `QUARRY_NO_INDEX`, `QUARRY_IO`, `QUARRY_CORRUPT` (a file
+/// fails its checks), `QUARRY_UNSUPPORTED_VERSION`, `QUARRY_UNSUPPORTED`.
+///
+/// # Safety
+/// `path` is NULL or valid for reading `path_len` bytes; `out` is NULL or
+/// valid for writing one pointer.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn quarry_searcher_open(
+    path: *const c_char,
+    path_len: usize,
+    out: *mut *mut quarry_searcher,
+) -> quarry_status {
+    guard(|| {
+        // SAFETY: the caller guarantees `path` is readable for `path_len` bytes.
+        let dir = unsafe { path_arg(path, path_len, "path") }?;
+        check_out(out, "out")?;
+        let searcher = Searcher::open(dir)?;
+        // SAFETY: `out` was checked non-NULL; the caller guarantees it is writable.
+        unsafe { write_out(out, into_handle::<quarry_searcher>(searcher)) };
+        Ok(())
+    })
+}
+
+/// Opens a new searcher on the newest commit of the same index, sharing
+/// the unchanged segments with `searcher` and keeping its execution mode.
+/// `searcher` itself is unchanged and stays valid: free each separately.
+///
+/// On `QUARRY_OK`, `*out` is a new searcher owned by the caller.
+/// Errors: as `quarry_searcher_open`.
+/// Thread safety: may run concurrently with searches on `searcher`.
+///
+/// # Safety
+/// `searcher` is NULL or a live searcher; `out` is NULL or valid for
+/// writing one pointer.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn quarry_searcher_reopen(
+    searcher: *const quarry_searcher,
+    out: *mut *mut quarry_searcher,
+) -> quarry_status {
+    guard(|| {
+        // SAFETY: the caller guarantees a live searcher; only shared access is used.
+        let searcher = unsafe { handle_ref(searcher, "searcher") }?;
+        check_out(out, "out")?;
+        let fresh = searcher.reopen()?;
+        // SAFETY: `out` was checked non-NULL; the caller guarantees it is writable.
+        unsafe { write_out(out, into_handle::<quarry_searcher>(fresh)) };
+        Ok(())
+    })
+}
+
+/// The number of live (not deleted) documents in the searcher's snapshot;
+/// 0 when `searcher` is NULL.
+///
+/// # Safety
+/// `searcher` is NULL or a live searcher.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn quarry_searcher_doc_count(searcher: *const quarry_searcher) -> u64 {
+    guard_value(0, || {
+        // SAFETY: the caller guarantees a live searcher; only shared access is used.
+        Ok(unsafe { handle_ref(searcher, "searcher") }?.num_docs())
+    })
+}
+
+/// The commit generation the searcher reads (it grows with every commit);
+/// 0 when `searcher` is NULL.
+///
+/// # Safety
+/// `searcher` is NULL or a live searcher.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn quarry_searcher_generation(searcher: *const quarry_searcher) -> u64 {
+    guard_value(0, || {
+        // SAFETY: the caller guarantees a live searcher; only shared access is used.
+        Ok(unsafe { handle_ref(searcher, "searcher") }?.generation())
+    })
+}
+
+/// Chooses the execution path of later searches on this handle (searchers
+/// from `quarry_searcher_reopen` inherit it). `mode` is a `QUARRY_EXEC_*`
+/// constant; this overrides the `QUARRY_EXEC` environment variable.
+///
+/// Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_INVALID_ARGUMENT` (unknown mode;
+/// the searcher is then unchanged).
+/// Thread safety: needs exclusive use of the searcher: set it before
+/// sharing the searcher between threads.
+///
+/// # Safety
+/// `searcher` is NULL or a live searcher that no other thread uses during
+/// the call.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn quarry_searcher_set_exec_mode(
+    searcher: *mut quarry_searcher,
+    mode: quarry_exec_mode,
+) -> quarry_status {
+    guard(|| {
+        // SAFETY: the caller guarantees exclusive use of a live searcher.
+        let searcher = unsafe { handle_mut(searcher, "searcher") }?;
+        let exec = match mode {
+            QUARRY_EXEC_AUTO => ExecMode::Auto,
+            QUARRY_EXEC_EXHAUSTIVE => ExecMode::Exhaustive,
+            QUARRY_EXEC_DAAT => ExecMode::Daat,
+            other => return Err(Failure::invalid(format!("unknown execution mode {other}"))),
+        };
+        let mut options: SearchOptions = searcher.options().clone();
+        options.exec = exec;
+        *searcher = searcher.clone().with_options(options);
+        Ok(())
+    })
+}
+
+/// The execution path of searches on this handle (a `QUARRY_EXEC_*`
+/// constant); 0 when `searcher` is NULL.
+///
+/// # Safety
+/// `searcher` is NULL or a live searcher.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn quarry_searcher_exec_mode(
+    searcher: *const quarry_searcher,
+) -> quarry_exec_mode {
+    guard_value(0, || {
+        // SAFETY: the caller guarantees a live searcher; only shared access is used.
+        Ok(
+            match unsafe { handle_ref(searcher, "searcher") }?.options().exec {
+                ExecMode::Auto => QUARRY_EXEC_AUTO,
+                ExecMode::Exhaustive => QUARRY_EXEC_EXHAUSTIVE,
+                ExecMode::Daat => QUARRY_EXEC_DAAT,
+            },
+        )
+    })
+}
+
+/// Runs `query` and returns the page of hits `[offset, offset + limit)`
+/// in the order of `sort`, or, when `sort` is NULL, by score descending
+/// then document number ascending. The total number of matches is counted
+/// too (`quarry_hits_total`).
+///
+/// `sort` may be NULL; `query` and `sort` are only read (still owned by the
+/// caller) and may be freed right after the call.
+/// On `QUARRY_OK`, `*out` is a new hits object owned by the caller (free it
+/// with `quarry_hits_free`); it keeps the searcher's snapshot alive, so the
+/// searcher may be freed first.
+/// Errors: `QUARRY_NULL_ARGUMENT` (`searcher`, `query`, `out`),
+/// `QUARRY_SCHEMA` (a field the query or sort names is missing or of the
+/// wrong kind: not indexed, not sortable, wrong type), `QUARRY_IO`,
+/// `QUARRY_CORRUPT`.
+/// Thread safety: any number of threads may search one searcher at once.
+///
+/// # Safety
+/// `searcher` is NULL or a live searcher; `query` and `sort` are NULL or
+/// live handles not modified during the call; `out` is NULL or valid for
+/// writing one pointer.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn quarry_searcher_search(
+    searcher: *const quarry_searcher,
+    query: *const quarry_query,
+    sort: *const quarry_sort,
+    offset: usize,
+    limit: usize,
+    out: *mut *mut quarry_hits,
+) -> quarry_status {
+    guard(|| {
+        // SAFETY: the caller guarantees a live searcher; only shared access is used.
+        let searcher = unsafe { handle_ref(searcher, "searcher") }?;
+        // SAFETY: the caller guarantees a live query, unmodified during the call.
+        let query = unsafe { handle_ref(query, "query") }?;
+        let sort = if sort.is_null() {
+            None
+        } else {
+            // SAFETY: non-NULL, and the caller guarantees a live, unmodified spec.
+            Some(unsafe { handle_ref(sort, "sort") }?)
+        };
+        check_out(out, "out")?;
+        let schema = searcher.schema();
+        let q = query.resolve(schema)?;
+        let spec = sort.map(|s| s.resolve(schema)).transpose()?;
+        let rules = spec.as_ref().map_or(0, |s| s.rules.len());
+        let req = SearchRequest {
+            offset,
+            limit,
+            sort: spec,
+            exact_total: true,
+        };
+        let hits = searcher.search(&q, &req)?;
+        let handle = new_hits(searcher.clone(), hits, rules);
+        // SAFETY: `out` was checked non-NULL; the caller guarantees it is writable.
+        unsafe { write_out(out, handle) };
+        Ok(())
+    })
+}
+
+/// Frees a searcher. NULL is a no-op. Hits obtained from it stay valid.
+///
+/// # Safety
+/// `searcher` is NULL or a live searcher, not used afterwards, and not in
+/// use by any other thread.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn quarry_searcher_free(searcher: *mut quarry_searcher) {
+    let _ = guard(|| {
+        // SAFETY: the caller hands over a live (or NULL) searcher, used never again.
+        unsafe { free_handle(searcher) };
+        Ok(())
+    });
+}

@@ -1,0 +1,548 @@
+//! The SortCollector: one collector for every sort specification.
+//!
+//! A [`SortSpec`] compiles, per segment, into an array of
+//! comparator [`Action`]s, one per rule, specialised per ord width (through
+//! `format::ords::get_w`) and with the direction folded into the key. A
+//! candidate document is compared with the queue's bottom (worst kept hit)
+//! rule by rule until one decides; ties after the last rule lose, because
+//! documents arrive in ascending order and the lower doc number wins. The
+//! score is computed at most once per document, and only when a rule needs
+//! it; a sort by fields alone does no BM25 work.
+//!
+//! Ords are per segment. When the collector moves to a new segment it
+//! translates the bottom's values into the new segment's ord space by a
+//! binary search of that segment's sorted values, instead of starting over;
+//! a value absent from the segment maps between two ords. Inside the queue,
+//! hits of the same segment compare by ord and hits of different segments
+//! by value, so the queue always holds the true best hits. Each hit keeps
+//! its sort values, so hits from several segments, searchers or machines
+//! merge exactly.
+//!
+//! Keys: for a document with ord `o`, the ascending key is `2o + 1`; a
+//! value between ords `p - 1` and `p` is `2p`; descending keys are mirrored
+//! (`K - key`); a missing value is `u64::MAX` in both directions, so it sorts
+//! last either way. Smaller keys are better.
+
+use std::cmp::Ordering;
+
+use crate::collect::{Hit, SortKey, SortSpec};
+use crate::document::Value;
+use crate::format::ords;
+use crate::read::{LiveSegment, SortColumn};
+use crate::schema::{FieldId, FieldType, Schema};
+
+/// A rule, resolved against the schema.
+#[derive(Clone, Copy, Debug)]
+enum Rule {
+    Score {
+        desc: bool,
+    },
+    Doc {
+        desc: bool,
+    },
+    Field {
+        field: FieldId,
+        ty: FieldType,
+        desc: bool,
+    },
+}
+
+/// One field value kept with a hit.
+#[derive(Clone, Debug, Default)]
+struct Slot {
+    /// Segment-local ord (meaningful with the entry's `seg`).
+    ord: u32,
+    missing: bool,
+    /// Order-preserving key of a numeric value.
+    num: u64,
+    /// A string value (the buffer is reused when the entry is recycled).
+    text: String,
+}
+
+#[derive(Clone, Debug)]
+struct Entry {
+    doc: u32,
+    score: f32,
+    scored: bool,
+    seg: u32,
+    slots: Vec<Slot>,
+}
+
+/// A field rule's action for the current segment.
+#[derive(Clone, Copy)]
+struct OrdAction<'a> {
+    ords: &'a [u8],
+    missing: u32,
+    /// `key = ((2 * ord + 1) ^ flip).wrapping_add(add)`: identity ascending,
+    /// `K - x` descending.
+    flip: u64,
+    add: u64,
+    slot: usize,
+}
+
+impl OrdAction<'_> {
+    #[inline(always)]
+    fn key_of_ord(&self, o: u32) -> u64 {
+        if o == self.missing {
+            u64::MAX
+        } else {
+            ((2 * u64::from(o) + 1) ^ self.flip).wrapping_add(self.add)
+        }
+    }
+
+    /// The key of a value that sorts between ords `p - 1` and `p`.
+    #[inline]
+    fn key_between(&self, p: u32) -> u64 {
+        ((2 * u64::from(p)) ^ self.flip).wrapping_add(self.add)
+    }
+
+    #[inline(always)]
+    fn key<const W: u8>(&self, doc: u32) -> u64 {
+        self.key_of_ord(ords::get_w::<W>(self.ords, doc as usize))
+    }
+}
+
+/// A compiled comparator step.
+#[derive(Clone, Copy)]
+enum Action<'a> {
+    Ord1(OrdAction<'a>),
+    Ord2(OrdAction<'a>),
+    Ord4(OrdAction<'a>),
+    Ord8(OrdAction<'a>),
+    Ord16(OrdAction<'a>),
+    Ord32(OrdAction<'a>),
+    Score { desc: bool },
+    Doc { desc: bool },
+}
+
+impl<'a> Action<'a> {
+    fn ord(&self) -> Option<&OrdAction<'a>> {
+        match self {
+            Action::Ord1(a)
+            | Action::Ord2(a)
+            | Action::Ord4(a)
+            | Action::Ord8(a)
+            | Action::Ord16(a)
+            | Action::Ord32(a) => Some(a),
+            _ => None,
+        }
+    }
+}
+
+/// Collects the best `capacity` hits in sort-spec order.
+pub struct SortCollector<'a> {
+    rules: Vec<Rule>,
+    needs_score: bool,
+    capacity: usize,
+    entries: Vec<Entry>,
+    /// Indexes into `entries`, a binary heap with the worst hit at the root.
+    heap: Vec<u32>,
+    // Current segment.
+    seg: u32,
+    base: u32,
+    columns: Vec<Option<SortColumn<'a>>>,
+    actions: Vec<Action<'a>>,
+    /// The bottom's key per rule in the current segment (field rules).
+    bottom_keys: Vec<u64>,
+    bottom_score: f32,
+    /// Blocks already checked for skipping (first rule a field).
+    checked_block: usize,
+    may_skip: bool,
+    total: u64,
+    scored: u64,
+    skipped_blocks: u64,
+}
+
+impl<'a> SortCollector<'a> {
+    /// A collector for `spec` keeping `capacity` hits. `spec`'s field rules
+    /// must name sortable fields of `schema` (checked by the caller). With
+    /// `may_skip`, [`Self::skip_target`] may skip blocks (and the total
+    /// becomes a lower bound).
+    pub fn new(
+        spec: &SortSpec,
+        schema: &Schema,
+        capacity: usize,
+        may_skip: bool,
+    ) -> SortCollector<'a> {
+        let mut rules = Vec::new();
+        for r in &spec.rules {
+            let rule = match r.key {
+                SortKey::Score => Rule::Score { desc: r.descending },
+                SortKey::Doc => Rule::Doc { desc: r.descending },
+                SortKey::Field(field) => Rule::Field {
+                    field,
+                    ty: schema.def(field).ty,
+                    desc: r.descending,
+                },
+            };
+            // Rules after a doc rule never decide (doc numbers are unique)
+            // but still give each hit its sort values.
+            rules.push(rule);
+        }
+        let needs_score = rules.iter().any(|r| matches!(r, Rule::Score { .. }));
+        SortCollector {
+            needs_score,
+            capacity,
+            entries: Vec::with_capacity(capacity),
+            heap: Vec::with_capacity(capacity),
+            seg: 0,
+            base: 0,
+            columns: Vec::new(),
+            actions: Vec::new(),
+            bottom_keys: vec![0; rules.len()],
+            bottom_score: 0.0,
+            checked_block: usize::MAX,
+            may_skip,
+            total: 0,
+            scored: 0,
+            skipped_blocks: 0,
+            rules,
+        }
+    }
+
+    fn is_full(&self) -> bool {
+        self.capacity > 0 && self.heap.len() == self.capacity
+    }
+
+    /// Moves to segment number `index` of the snapshot.
+    pub fn set_segment(&mut self, index: u32, seg: &'a LiveSegment) {
+        self.seg = index;
+        self.base = seg.base as u32;
+        self.checked_block = usize::MAX;
+        self.columns.clear();
+        self.actions.clear();
+        let mut slot = 0;
+        for rule in &self.rules {
+            match *rule {
+                Rule::Score { desc } => {
+                    self.columns.push(None);
+                    self.actions.push(Action::Score { desc });
+                }
+                Rule::Doc { desc } => {
+                    self.columns.push(None);
+                    self.actions.push(Action::Doc { desc });
+                }
+                Rule::Field { field, desc, .. } => {
+                    let col = seg
+                        .reader
+                        .sort_column(field)
+                        .expect("sortable fields have an ord array in every segment");
+                    let (flip, add) = if desc {
+                        // K - x with K = 2 * cardinality + 2.
+                        (u64::MAX, 2 * u64::from(col.cardinality) + 3)
+                    } else {
+                        (0, 0)
+                    };
+                    let a = OrdAction {
+                        ords: col.packed_ords(),
+                        missing: col.missing(),
+                        flip,
+                        add,
+                        slot,
+                    };
+                    slot += 1;
+                    self.actions.push(match col.width {
+                        1 => Action::Ord1(a),
+                        2 => Action::Ord2(a),
+                        4 => Action::Ord4(a),
+                        8 => Action::Ord8(a),
+                        16 => Action::Ord16(a),
+                        _ => Action::Ord32(a),
+                    });
+                    self.columns.push(Some(col));
+                }
+            }
+        }
+        if self.is_full() {
+            self.update_bottom();
+        }
+    }
+
+    /// Recomputes the bottom's keys in the current segment's ord space.
+    fn update_bottom(&mut self) {
+        let bottom = &self.entries[self.heap[0] as usize];
+        self.bottom_score = bottom.score;
+        for (i, action) in self.actions.iter().enumerate() {
+            let Some(a) = action.ord() else { continue };
+            let s = &bottom.slots[a.slot];
+            self.bottom_keys[i] = if s.missing {
+                u64::MAX
+            } else if bottom.seg == self.seg {
+                a.key_of_ord(s.ord)
+            } else {
+                let col = self.columns[i].as_ref().expect("field rule has a column");
+                match col.find(s.num, &s.text) {
+                    Ok(o) => a.key_of_ord(o),
+                    Err(p) => a.key_between(p),
+                }
+            };
+        }
+    }
+
+    /// When the first rule is a field and the queue is full: if `doc`'s
+    /// 4096-document block cannot hold a competitive document, the first doc
+    /// of the next block to move to. Each block is checked once.
+    #[inline]
+    pub fn skip_target(&mut self, doc: u32) -> Option<u32> {
+        if !self.may_skip || !self.is_full() {
+            return None;
+        }
+        let block = doc as usize / ords::ORD_BLOCK;
+        if block == self.checked_block {
+            return None;
+        }
+        self.checked_block = block;
+        let a = self.actions.first()?.ord()?;
+        let col = self.columns[0].as_ref()?;
+        let (lo, hi) = col.block_bounds(block);
+        let best = if a.flip == 0 { lo } else { hi };
+        if a.key_of_ord(best) > self.bottom_keys[0] {
+            self.skipped_blocks += 1;
+            Some(((block + 1) * ords::ORD_BLOCK) as u32)
+        } else {
+            None
+        }
+    }
+
+    /// Offers local document `doc` of the current segment; `score` is
+    /// called at most once, and only when a rule needs the score.
+    #[inline]
+    pub fn collect(&mut self, doc: u32, mut score: impl FnMut() -> f32) {
+        self.total += 1;
+        if self.capacity == 0 {
+            return;
+        }
+        let mut cached: Option<f32> = None;
+        if self.is_full() {
+            let mut competitive = false;
+            for (i, action) in self.actions.iter().enumerate() {
+                let key = match action {
+                    Action::Ord1(a) => a.key::<1>(doc),
+                    Action::Ord2(a) => a.key::<2>(doc),
+                    Action::Ord4(a) => a.key::<4>(doc),
+                    Action::Ord8(a) => a.key::<8>(doc),
+                    Action::Ord16(a) => a.key::<16>(doc),
+                    Action::Ord32(a) => a.key::<32>(doc),
+                    Action::Score { desc } => {
+                        let s = *cached.get_or_insert_with(&mut score);
+                        match s.total_cmp(&self.bottom_score) {
+                            Ordering::Equal => continue,
+                            c => {
+                                competitive = (c == Ordering::Greater) == *desc;
+                                break;
+                            }
+                        }
+                    }
+                    // The candidate's doc number is larger than every kept one.
+                    Action::Doc { desc } => {
+                        competitive = *desc;
+                        break;
+                    }
+                };
+                if key != self.bottom_keys[i] {
+                    competitive = key < self.bottom_keys[i];
+                    break;
+                }
+            }
+            if !competitive {
+                self.count_scored(cached);
+                return;
+            }
+        }
+        if self.needs_score && cached.is_none() {
+            cached = Some(score());
+        }
+        self.count_scored(cached);
+        self.insert(doc, cached);
+    }
+
+    #[inline]
+    fn count_scored(&mut self, cached: Option<f32>) {
+        self.scored += u64::from(cached.is_some());
+    }
+
+    fn insert(&mut self, doc: u32, score: Option<f32>) {
+        let was_full = self.is_full();
+        let idx = if was_full {
+            // Recycle the evicted bottom entry (and its string buffers).
+            self.heap[0] as usize
+        } else {
+            let slots = self.actions.iter().filter(|a| a.ord().is_some()).count();
+            self.entries.push(Entry {
+                doc: 0,
+                score: 0.0,
+                scored: false,
+                seg: 0,
+                slots: vec![Slot::default(); slots],
+            });
+            self.heap.push((self.entries.len() - 1) as u32);
+            self.entries.len() - 1
+        };
+        let e = &mut self.entries[idx];
+        e.doc = self.base + doc;
+        e.score = score.unwrap_or(0.0);
+        e.scored = score.is_some();
+        e.seg = self.seg;
+        for (i, action) in self.actions.iter().enumerate() {
+            let Some(a) = action.ord() else { continue };
+            let col = self.columns[i].as_ref().expect("field rule has a column");
+            let o = col.ord(doc);
+            let s = &mut e.slots[a.slot];
+            s.ord = o;
+            s.missing = o == a.missing;
+            if !s.missing {
+                match col.numeric_key(o) {
+                    Some(k) => s.num = k,
+                    None => {
+                        s.text.clear();
+                        s.text.push_str(col.str_at(o));
+                    }
+                }
+            }
+        }
+        if was_full {
+            self.sift_down(0);
+        } else {
+            self.sift_up(self.heap.len() - 1);
+        }
+        if self.is_full() {
+            self.update_bottom();
+        }
+    }
+
+    /// Whether entry `a` sorts after entry `b` (is worse).
+    fn worse(&self, a: u32, b: u32) -> bool {
+        compare_entries(
+            &self.rules,
+            &self.entries[a as usize],
+            &self.entries[b as usize],
+        ) == Ordering::Greater
+    }
+
+    fn sift_up(&mut self, mut i: usize) {
+        while i > 0 {
+            let p = (i - 1) / 2;
+            if !self.worse(self.heap[i], self.heap[p]) {
+                break;
+            }
+            self.heap.swap(i, p);
+            i = p;
+        }
+    }
+
+    fn sift_down(&mut self, mut i: usize) {
+        let n = self.heap.len();
+        loop {
+            let l = 2 * i + 1;
+            if l >= n {
+                break;
+            }
+            let r = l + 1;
+            let c = if r < n && self.worse(self.heap[r], self.heap[l]) {
+                r
+            } else {
+                l
+            };
+            if !self.worse(self.heap[c], self.heap[i]) {
+                break;
+            }
+            self.heap.swap(i, c);
+            i = c;
+        }
+    }
+
+    /// Matching documents offered (all of them, unless blocks were skipped).
+    pub fn total(&self) -> u64 {
+        self.total
+    }
+
+    /// Whether [`Self::total`] is exact (no block was skipped).
+    pub fn total_is_exact(&self) -> bool {
+        self.skipped_blocks == 0
+    }
+
+    /// Scores computed.
+    pub fn scored(&self) -> u64 {
+        self.scored
+    }
+
+    /// The kept hits in order, skipping the first `offset`.
+    pub fn into_hits(self, offset: usize) -> Vec<Hit> {
+        let mut order: Vec<u32> = self.heap.clone();
+        order.sort_by(|&a, &b| {
+            compare_entries(
+                &self.rules,
+                &self.entries[a as usize],
+                &self.entries[b as usize],
+            )
+        });
+        order
+            .into_iter()
+            .skip(offset)
+            .map(|i| {
+                let e = &self.entries[i as usize];
+                let mut slot = 0;
+                let sort_values = self
+                    .rules
+                    .iter()
+                    .map(|r| match *r {
+                        Rule::Score { .. } => Some(Value::F64(f64::from(e.score))),
+                        Rule::Doc { .. } => Some(Value::I64(i64::from(e.doc))),
+                        Rule::Field { ty, .. } => {
+                            let s = &e.slots[slot];
+                            slot += 1;
+                            (!s.missing).then(|| slot_value(ty, s))
+                        }
+                    })
+                    .collect();
+                Hit {
+                    doc: u64::from(e.doc),
+                    score: e.score,
+                    sort_values,
+                }
+            })
+            .collect()
+    }
+}
+
+fn slot_value(ty: FieldType, s: &Slot) -> Value {
+    match ty {
+        FieldType::I64 => Value::I64(ords::key_to_i64(s.num)),
+        FieldType::F64 => Value::F64(ords::key_to_f64(s.num)),
+        _ => Value::Str(s.text.clone()),
+    }
+}
+
+/// Orders two kept hits by the rules, then by doc number.
+fn compare_entries(rules: &[Rule], a: &Entry, b: &Entry) -> Ordering {
+    let mut slot = 0;
+    for r in rules {
+        let (o, desc) = match *r {
+            Rule::Score { desc } => (a.score.total_cmp(&b.score), desc),
+            Rule::Doc { desc } => (a.doc.cmp(&b.doc), desc),
+            Rule::Field { ty, desc, .. } => {
+                let (x, y) = (&a.slots[slot], &b.slots[slot]);
+                slot += 1;
+                match (x.missing, y.missing) {
+                    (true, true) => continue,
+                    (true, false) => return Ordering::Greater,
+                    (false, true) => return Ordering::Less,
+                    (false, false) => {}
+                }
+                let o = if a.seg == b.seg {
+                    x.ord.cmp(&y.ord)
+                } else if matches!(ty, FieldType::I64 | FieldType::F64) {
+                    x.num.cmp(&y.num)
+                } else {
+                    x.text.as_bytes().cmp(y.text.as_bytes())
+                };
+                (o, desc)
+            }
+        };
+        let o = if desc { o.reverse() } else { o };
+        if o != Ordering::Equal {
+            return o;
+        }
+    }
+    a.doc.cmp(&b.doc)
+}
