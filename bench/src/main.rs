@@ -1,0 +1,419 @@
+//! quarry-bench: the macro benchmark of BENCH.md, quarry against tantivy on
+//! one corpus, one query set and one machine, in one run.
+//!
+//! ```text
+//! cargo run --release -p quarry-bench -- --quick          # 200k docs, < 15 min
+//! cargo run --release -p quarry-bench                     # 1M docs, < 1 hour
+//! ```
+//!
+//! Test-only knob: `QUARRY_BENCH_SABOTAGE=1` perturbs quarry's fast-path
+//! hits (one score bit of every fifth query) before they are checked
+//! against the exhaustive path, to show that the check fails the run.
+
+mod corpus;
+mod index;
+mod queries;
+mod report;
+mod run;
+mod util;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use corpus::CorpusSpec;
+use index::{Engine, Layout};
+use report::{LayoutReport, RunReport};
+use run::Settings;
+
+const USAGE: &str = "\
+quarry-bench: quarry against tantivy, per query class (BENCH.md)
+
+USAGE: quarry-bench [OPTIONS]
+
+OPTIONS:
+  --quick              200,000 documents and short timings (< 15 min here)
+  --docs N             synthetic documents (default 1,000,000), or a limit with --corpus
+  --seed S             corpus and query seed (default 42)
+  --corpus FILE.jsonl  read {id,title,body,year,category} lines instead of generating
+  --out DIR            output directory (default bench-out/)
+  --warmup-s S         warm-up seconds per class, op and engine (default 1; quick 0.25)
+  --measure-s S        measured seconds per class, op and engine (default 4; quick 0.75)
+  --passes N           passes over the classes, forward/reverse/... (default 3)
+  --layouts L          one, several or one,several (default one,several)
+  --threads N          also run each class with N threads sharing one searcher
+  --reuse-indexes      reuse indexes in DIR built by an earlier run of the same corpus
+  -h, --help           this text
+
+Writes DIR/queries.tsv, DIR/results.md, DIR/results.json and DIR/results.svg.
+Exit status 2 when quarry's fast path disagrees with its exhaustive path.
+
+QUARRY_BENCH_SABOTAGE=1 (test only) perturbs quarry's fast-path hits before
+the check, so the run must fail: it proves the check catches a broken path.";
+
+struct Args {
+    corpus: CorpusSpec,
+    seed: u64,
+    out: PathBuf,
+    settings: Settings,
+    layouts: Vec<Layout>,
+    reuse: bool,
+}
+
+fn parse_args(raw: Vec<String>) -> Result<Args, String> {
+    use lexopt::prelude::*;
+    let mut p = lexopt::Parser::from_args(raw);
+    let (mut quick, mut docs, mut seed, mut corpus) = (false, None, 42u64, None);
+    let (mut out, mut warmup, mut measure, mut passes) =
+        (PathBuf::from("bench-out"), None, None, 3usize);
+    let mut layouts = vec![Layout::One, Layout::Several];
+    let mut reuse = false;
+    let mut threads = 1usize;
+    let e = |e: lexopt::Error| e.to_string();
+    while let Some(arg) = p.next().map_err(e)? {
+        match arg {
+            Long("quick") => quick = true,
+            Long("docs") => docs = Some(p.value().map_err(e)?.parse::<u64>().map_err(e)?),
+            Long("seed") => seed = p.value().map_err(e)?.parse().map_err(e)?,
+            Long("corpus") => corpus = Some(PathBuf::from(p.value().map_err(e)?)),
+            Long("out") => out = PathBuf::from(p.value().map_err(e)?),
+            Long("warmup-s") => warmup = Some(p.value().map_err(e)?.parse::<f64>().map_err(e)?),
+            Long("measure-s") => measure = Some(p.value().map_err(e)?.parse::<f64>().map_err(e)?),
+            Long("passes") => passes = p.value().map_err(e)?.parse().map_err(e)?,
+            Long("layouts") => {
+                let v = p.value().map_err(e)?.string().map_err(e)?;
+                layouts = v
+                    .split(',')
+                    .map(|s| Layout::from_name(s.trim()).ok_or(format!("unknown layout {s:?}")))
+                    .collect::<Result<_, _>>()?;
+            }
+            Long("reuse-indexes") => reuse = true,
+            Long("threads") => threads = p.value().map_err(e)?.parse().map_err(e)?,
+            Short('h') | Long("help") => {
+                println!("{USAGE}");
+                std::process::exit(0);
+            }
+            _ => return Err(arg.unexpected().to_string()),
+        }
+    }
+    let corpus = match corpus {
+        Some(path) => CorpusSpec::Jsonl { path, limit: docs },
+        None => CorpusSpec::Synthetic {
+            seed,
+            docs: docs.unwrap_or(if quick { 200_000 } else { 1_000_000 }),
+        },
+    };
+    if passes == 0 {
+        return Err("--passes must be at least 1".into());
+    }
+    Ok(Args {
+        corpus,
+        seed,
+        out,
+        settings: Settings {
+            warmup_s: warmup.unwrap_or(if quick { 0.25 } else { 1.0 }),
+            measure_s: measure.unwrap_or(if quick { 0.75 } else { 4.0 }),
+            passes,
+            threads: threads.max(1),
+            sabotage: std::env::var("QUARRY_BENCH_SABOTAGE")
+                .is_ok_and(|v| !v.is_empty() && v != "0"),
+        },
+        layouts,
+        reuse,
+    })
+}
+
+/// The hidden child subcommand: `__index ENGINE LAYOUT DIR <corpus args>`.
+fn child(raw: &[String]) -> ExitCode {
+    let (Some(engine), Some(layout), Some(dir)) = (raw.first(), raw.get(1), raw.get(2)) else {
+        eprintln!("usage: quarry-bench __index ENGINE LAYOUT DIR [corpus args]");
+        return ExitCode::from(1);
+    };
+    let engine = match engine.as_str() {
+        "quarry" => Engine::Quarry,
+        "tantivy" => Engine::Tantivy,
+        other => {
+            eprintln!("unknown engine {other:?}");
+            return ExitCode::from(1);
+        }
+    };
+    let Some(layout) = Layout::from_name(layout) else {
+        eprintln!("unknown layout {layout:?}");
+        return ExitCode::from(1);
+    };
+    let args = match parse_args(raw[3..].to_vec()) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(1);
+        }
+    };
+    ExitCode::from(index::child_main(engine, layout, Path::new(dir), &args.corpus) as u8)
+}
+
+fn sh(cmd: &str, args: &[&str]) -> String {
+    std::process::Command::new(cmd)
+        .args(args)
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        .unwrap_or_default()
+}
+
+fn cpu_model() -> String {
+    sh("lscpu", &[])
+        .lines()
+        .find_map(|l| l.strip_prefix("Model name:"))
+        .map(|s| s.trim().to_owned())
+        .unwrap_or_else(|| "unknown".into())
+}
+
+fn loadavg() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default()
+}
+
+/// Checks that the two engines are configured alike, before measuring.
+fn self_checks() -> Result<Vec<String>, String> {
+    let mut out = Vec::new();
+    // Field-length norms: both decode the same 256 lengths (Lucene's SmallFloat).
+    for id in 0..=255u8 {
+        let t = tantivy::fieldnorm::FieldNormReader::id_to_fieldnorm(id);
+        let q = quarry::format::norms::norm_to_length(id);
+        if t != q {
+            return Err(format!(
+                "norm byte {id}: tantivy decodes {t}, quarry {q}; scores cannot agree"
+            ));
+        }
+    }
+    out.push(
+        "norm tables agree: all 256 length codes decode alike (Lucene SmallFloat intToByte4)"
+            .into(),
+    );
+    // Analysis: the same tokens on tricky text.
+    let long = format!("{} {} {}", "a".repeat(40), "b".repeat(41), "é".repeat(20));
+    let samples = [
+        "The quick brown fox — jumped over 12 lazy dogs.",
+        "ÀÉÎÕÜ straße ǅungla naïve café x2y",
+        "a\u{0}b\tc\nd_e-f'g",
+        "٣٤«ab» İstanbul",
+        long.as_str(),
+    ];
+    let mut analyzer = index::tantivy_analyzer();
+    for s in samples {
+        let mine = quarry::analysis::tokens(s);
+        let mut theirs = Vec::new();
+        let mut ts = analyzer.token_stream(s);
+        while ts.advance() {
+            theirs.push(ts.token().text.clone());
+        }
+        if mine != theirs {
+            return Err(format!(
+                "analyzers disagree on {s:?}: quarry {mine:?}, tantivy {theirs:?}"
+            ));
+        }
+    }
+    out.push(format!(
+        "analyzers agree on {} tricky samples (punctuation, Unicode letters and digits, \u{2264}40/>40-byte tokens), and on every query",
+        samples.len()
+    ));
+    Ok(out)
+}
+
+fn main() -> ExitCode {
+    let raw: Vec<String> = std::env::args().skip(1).collect();
+    if raw.first().map(String::as_str) == Some("__index") {
+        return child(&raw[1..]);
+    }
+    if raw.first().map(String::as_str) == Some("__bytes") {
+        // `__bytes ENGINE DIR`: the live and total bytes of an index.
+        let engine = match raw.get(1).map(String::as_str) {
+            Some("quarry") => Engine::Quarry,
+            Some("tantivy") => Engine::Tantivy,
+            _ => return ExitCode::from(1),
+        };
+        let dir = Path::new(raw.get(2).map_or(".", String::as_str));
+        return match index::live_bytes(engine, dir) {
+            Ok(b) => {
+                println!("live {b} bytes, directory {} bytes", util::dir_bytes(dir));
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("{e}");
+                ExitCode::from(1)
+            }
+        };
+    }
+    let args = match parse_args(raw.clone()) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("error: {e}\n\n{USAGE}");
+            return ExitCode::from(1);
+        }
+    };
+    match run_all(&args, &raw) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.starts_with("MISMATCH") => {
+            eprintln!("\nFAILED: {e}");
+            eprintln!(
+                "The run is void: quarry must return exactly what the exhaustive evaluation returns."
+            );
+            ExitCode::from(2)
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn run_all(args: &Args, raw: &[String]) -> Result<(), String> {
+    std::fs::create_dir_all(&args.out).map_err(|e| format!("{}: {e}", args.out.display()))?;
+    let command = format!("quarry-bench {}", raw.join(" "));
+    let date = sh("date", &["-u", "+%Y-%m-%d %H:%M UTC"]);
+    let cpu = cpu_model();
+    eprintln!("{command}\n{date}; {cpu}; load {}", loadavg());
+    if args.settings.sabotage {
+        eprintln!(
+            "QUARRY_BENCH_SABOTAGE is set: quarry's hits will be perturbed; this run must fail."
+        );
+    }
+    let checks = self_checks()?;
+    for c in &checks {
+        eprintln!("check: {c}");
+    }
+
+    eprintln!("making queries from {}", args.corpus.describe());
+    let t = std::time::Instant::now();
+    let (classes, st) = queries::make(&args.corpus, args.seed)?;
+    let tsv = args.out.join("queries.tsv");
+    queries::write_tsv(&tsv, &classes).map_err(|e| format!("{}: {e}", tsv.display()))?;
+    let stats = format!(
+        "{} docs, {} body tokens ({:.0} per doc), {} distinct terms; {} mid-df (1-6 %), {} rare (0.02-0.3 %), {} common (>= 10 %) terms",
+        st.docs,
+        st.tokens,
+        st.tokens as f64 / st.docs as f64,
+        st.terms,
+        st.mid,
+        st.rare,
+        st.common
+    );
+    eprintln!(
+        "{stats}; queries in {} ({:.1} s)",
+        tsv.display(),
+        t.elapsed().as_secs_f64()
+    );
+
+    let mut indexing = Vec::new();
+    for &layout in &args.layouts {
+        for engine in [Engine::Quarry, Engine::Tantivy] {
+            let dir = index_dir(&args.out, engine, layout);
+            let saved = dir.with_extension("report.json");
+            let stamp = format!("{} [{}]", args.corpus.describe(), args.corpus.fingerprint());
+            let reused = if args.reuse {
+                std::fs::read_to_string(&saved)
+                    .ok()
+                    .and_then(|s| serde_json::from_str::<serde_json::Value>(&s).ok())
+                    .filter(|v| v["corpus"].as_str() == Some(stamp.as_str()))
+                    .and_then(|v| index::IndexReport::from_json(&v))
+            } else {
+                None
+            };
+            let rep = match reused {
+                Some(r) => {
+                    eprintln!("reusing {}", dir.display());
+                    r
+                }
+                None => {
+                    eprintln!(
+                        "indexing with {} ({} layout) into {} ...",
+                        engine.name(),
+                        layout.name(),
+                        dir.display()
+                    );
+                    let r = index::run_child(engine, layout, &dir, &args.corpus)?;
+                    let mut v = r.to_json();
+                    v["corpus"] = stamp.into();
+                    let _ = std::fs::write(&saved, v.to_string());
+                    r
+                }
+            };
+            eprintln!(
+                "  {} {}: {:.0} docs/s, {:.1} s wall, {:.1} s CPU, peak RSS {:.0} MiB, {:.1} MiB on disk, {} segment(s)",
+                engine.name(),
+                layout.name(),
+                rep.docs_per_s(),
+                rep.wall_s,
+                rep.cpu_s,
+                rep.vm_hwm_kib as f64 / 1024.0,
+                rep.bytes as f64 / 1048576.0,
+                rep.segments
+            );
+            indexing.push((engine, layout, rep));
+        }
+    }
+
+    let mut layouts = Vec::new();
+    for &layout in &args.layouts {
+        let engines = run::Engines::open(
+            &index_dir(&args.out, Engine::Quarry, layout),
+            &index_dir(&args.out, Engine::Tantivy, layout),
+        )?;
+        let load_before = loadavg();
+        eprintln!(
+            "measuring, {} layout (quarry {} segment(s), tantivy {}), load {load_before}",
+            layout.name(),
+            engines.segments.0,
+            engines.segments.1
+        );
+        let results = run::run_layout(layout, &engines, &classes, &args.settings)?;
+        layouts.push(LayoutReport {
+            layout,
+            segments: engines.segments,
+            tantivy_segments_in_order: engines.tantivy_segments_in_order,
+            load_before,
+            load_after: loadavg(),
+            results,
+        });
+    }
+
+    let rr = RunReport {
+        command,
+        corpus: args.corpus.describe(),
+        cpu,
+        date,
+        settings: format!(
+            "warm-up {} s and measure {} s per class, op and engine (the second engine of a pair runs the same query sequence as the first, for at most 3x as long), {} passes forward/reverse/forward, top-{}, one thread, closed loop",
+            args.settings.warmup_s,
+            args.settings.measure_s,
+            args.settings.passes,
+            run::TOP_K
+        ),
+        stats,
+        threads: Some(args.settings.threads),
+        checks,
+        indexing,
+        layouts,
+    };
+    let md = args.out.join("results.md");
+    std::fs::write(&md, report::markdown(&rr)).map_err(|e| format!("{}: {e}", md.display()))?;
+    let js = args.out.join("results.json");
+    std::fs::write(
+        &js,
+        serde_json::to_string_pretty(&report::json(&rr)).expect("json"),
+    )
+    .map_err(|e| format!("{}: {e}", js.display()))?;
+    let sv = args.out.join("results.svg");
+    report::svg(&rr, &sv)?;
+    eprintln!(
+        "wrote {}, {} and {}",
+        md.display(),
+        js.display(),
+        sv.display()
+    );
+    Ok(())
+}
+
+fn index_dir(out: &Path, engine: Engine, layout: Layout) -> PathBuf {
+    out.join(format!("idx-{}-{}", engine.name(), layout.name()))
+}
