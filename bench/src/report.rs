@@ -179,7 +179,14 @@ pub fn markdown(r: &RunReport) -> String {
                 pct(a.same_order + a.near_ties)
             );
         }
-        for op in ["AND", "OR"] {
+        for op in [
+            "AND",
+            "OR",
+            "AND year:desc,score",
+            "OR year:desc,score",
+            "AND category,year:desc",
+            "OR category,year:desc",
+        ] {
             let g = geomean(lr.results.iter().filter(|c| c.op == op).map(|c| c.ratio()));
             let _ = writeln!(s, "\nGeometric mean of the {op} ratios: {g:.2}.");
         }

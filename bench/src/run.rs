@@ -5,8 +5,10 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 use std::time::Instant;
 
-use quarry::{ExecMode, Operator, SearchOptions, SearchRequest, Value};
+use quarry::{ExecMode, Operator, SearchOptions, SearchRequest, SortKey, SortSpec, Value};
+use tantivy::Order;
 use tantivy::collector::TopDocs;
+use tantivy::collector::sort_key::{SortBySimilarityScore, SortByStaticFastValue, SortByString};
 use tantivy::columnar::Column;
 use tantivy::query::{BooleanQuery, Occur, Query as TQuery, TermQuery};
 use tantivy::schema::IndexRecordOption;
@@ -46,12 +48,28 @@ pub struct Settings {
 /// doc numbers; tantivy docs are `segment_ord << 32 | doc_id`.
 pub type TopList = Vec<(u32, u64)>;
 
+/// The order a query's top 10 is taken in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SortMode {
+    /// BM25 score descending (ties: lower doc first).
+    Score,
+    /// `year` descending, then score descending.
+    YearScore,
+    /// `category` ascending, then `year` descending.
+    CategoryYear,
+}
+
+/// Classes that are also run sorted (BENCH.md: top-10 by year descending
+/// then score, and by category then year).
+pub const SORTED_CLASSES: [&str; 3] = ["mid-df-1", "mid-df-2", "mid-df-3"];
+
 /// A query prepared for both engines.
 pub struct Prepared {
     /// The text.
     pub text: String,
     quarry: quarry::Query,
     tantivy: Box<dyn TQuery>,
+    sort: SortMode,
 }
 
 /// One engine's measurement of one class and op in one pass.
@@ -272,14 +290,40 @@ impl Engines {
             text: text.to_owned(),
             quarry: quarry::Query::matching(self.quarry_body, text, op),
             tantivy,
+            sort: SortMode::Score,
         })
+    }
+
+    /// quarry's request for `q`: top 10 by score, or by its sort spec.
+    /// Sorted requests do not count every match exactly (tantivy's sorted
+    /// collectors count nothing), so block skipping may apply.
+    fn quarry_request(&self, q: &Prepared) -> SearchRequest {
+        let schema = self.quarry.schema();
+        let field = |n: &str| SortKey::Field(schema.field(n).expect("bench schema field"));
+        let mut spec = SortSpec::new();
+        match q.sort {
+            SortMode::Score => return SearchRequest::top(TOP_K),
+            SortMode::YearScore => {
+                spec.push(field("year"), true).push(SortKey::Score, true);
+            }
+            SortMode::CategoryYear => {
+                spec.push(field("category"), false)
+                    .push(field("year"), true);
+            }
+        }
+        SearchRequest {
+            offset: 0,
+            limit: TOP_K,
+            sort: Some(spec),
+            exact_total: false,
+        }
     }
 
     #[inline]
     fn search_quarry(&self, q: &Prepared) -> TopList {
         let hits = self
             .quarry
-            .search(&q.quarry, &SearchRequest::top(TOP_K))
+            .search(&q.quarry, &self.quarry_request(q))
             .expect("quarry search");
         hits.hits
             .iter()
@@ -289,24 +333,48 @@ impl Engines {
 
     #[inline]
     fn search_tantivy(&self, q: &Prepared) -> TopList {
-        let hits: Vec<(f32, DocAddress)> = self
-            .tantivy
-            .search(&*q.tantivy, &TopDocs::with_limit(TOP_K).order_by_score())
-            .expect("tantivy search");
-        hits.iter()
-            .map(|(s, a)| {
-                (
-                    s.to_bits(),
-                    (u64::from(a.segment_ord) << 32) | u64::from(a.doc_id),
-                )
-            })
-            .collect()
+        let addr = |a: &DocAddress| (u64::from(a.segment_ord) << 32) | u64::from(a.doc_id);
+        match q.sort {
+            SortMode::Score => {
+                let hits: Vec<(f32, DocAddress)> = self
+                    .tantivy
+                    .search(&*q.tantivy, &TopDocs::with_limit(TOP_K).order_by_score())
+                    .expect("tantivy search");
+                hits.iter().map(|(s, a)| (s.to_bits(), addr(a))).collect()
+            }
+            SortMode::YearScore => {
+                let c = TopDocs::with_limit(TOP_K).order_by((
+                    (SortByStaticFastValue::<i64>::for_field("year"), Order::Desc),
+                    (SortBySimilarityScore, Order::Desc),
+                ));
+                let hits = self
+                    .tantivy
+                    .search(&*q.tantivy, &c)
+                    .expect("tantivy search");
+                hits.iter()
+                    .map(|((_, s), a)| (s.to_bits(), addr(a)))
+                    .collect()
+            }
+            SortMode::CategoryYear => {
+                let c = TopDocs::with_limit(TOP_K).order_by((
+                    (SortByString::for_field("category"), Order::Asc),
+                    (SortByStaticFastValue::<i64>::for_field("year"), Order::Desc),
+                ));
+                let hits = self
+                    .tantivy
+                    .search(&*q.tantivy, &c)
+                    .expect("tantivy search");
+                hits.iter()
+                    .map(|(_, a)| (0f32.to_bits(), addr(a)))
+                    .collect()
+            }
+        }
     }
 
     fn oracle(&self, q: &Prepared) -> TopList {
         let hits = self
             .oracle
-            .search(&q.quarry, &SearchRequest::top(TOP_K))
+            .search(&q.quarry, &self.quarry_request(q))
             .expect("quarry exhaustive search");
         hits.hits
             .iter()
@@ -522,7 +590,22 @@ pub fn run_layout(
     classes: &[QueryClass],
     settings: &Settings,
 ) -> Result<Vec<ClassResult>, String> {
-    let ops = [(Operator::And, "AND"), (Operator::Or, "OR")];
+    let ops = [
+        (Operator::And, SortMode::Score, "AND"),
+        (Operator::Or, SortMode::Score, "OR"),
+        (Operator::And, SortMode::YearScore, "AND year:desc,score"),
+        (Operator::Or, SortMode::YearScore, "OR year:desc,score"),
+        (
+            Operator::And,
+            SortMode::CategoryYear,
+            "AND category,year:desc",
+        ),
+        (
+            Operator::Or,
+            SortMode::CategoryYear,
+            "OR category,year:desc",
+        ),
+    ];
     // Prepared queries and per class/op state, in class-list order.
     struct Slot {
         class: usize,
@@ -539,11 +622,19 @@ pub fn run_layout(
         if c.queries.is_empty() {
             continue;
         }
-        for (oi, (op, name)) in ops.iter().enumerate() {
+        for (oi, (op, sort, name)) in ops.iter().enumerate() {
+            if *sort != SortMode::Score && !SORTED_CLASSES.contains(&c.name.as_str()) {
+                continue;
+            }
             let queries = c
                 .queries
                 .iter()
-                .map(|t| engines.prepare(t, *op))
+                .map(|t| {
+                    engines.prepare(t, *op).map(|mut p| {
+                        p.sort = *sort;
+                        p
+                    })
+                })
                 .collect::<Result<Vec<_>, _>>()?;
             slots.push(Slot {
                 class: ci,
