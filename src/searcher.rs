@@ -222,29 +222,21 @@ impl Searcher {
                 }
             }
         }
-        let with_values = req.sort.is_some();
         let hits = top
             .into_sorted()
             .into_iter()
             .skip(req.offset)
-            .map(|(score, doc)| Hit {
-                doc: u64::from(doc),
-                score,
-                sort_values: if with_values {
-                    req.sort
-                        .as_ref()
-                        .expect("sort")
-                        .rules
-                        .iter()
-                        .map(|r| match r.key {
-                            SortKey::Score => Some(Value::F64(f64::from(score))),
-                            SortKey::Doc => Some(Value::I64(i64::from(doc))),
-                            SortKey::Field(_) => None,
-                        })
-                        .collect()
-                } else {
-                    Vec::new()
-                },
+            .map(|(score, doc)| {
+                let doc = u64::from(doc);
+                let sort_values = match (&req.sort, self.snap.locate(doc)) {
+                    (Some(spec), Some((seg, local))) => sort_values(spec, seg, local, doc, score),
+                    _ => Vec::new(),
+                };
+                Hit {
+                    doc,
+                    score,
+                    sort_values,
+                }
             })
             .collect();
         Ok(Hits {

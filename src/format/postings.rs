@@ -503,17 +503,6 @@ impl<'a> Postings<'a> {
         })
     }
 
-    /// Bytes of (skip entries, second-level entries, impacts, blocks), for
-    /// statistics.
-    pub fn byte_sizes(&self) -> [usize; 4] {
-        [
-            self.skip.len(),
-            self.l2.len(),
-            self.impacts.len(),
-            self.blocks.len(),
-        ]
-    }
-
     /// Document frequency.
     pub fn df(&self) -> u32 {
         self.df

@@ -37,15 +37,6 @@ pub enum Node {
     Bool(Vec<(Occur, Node)>),
 }
 
-impl Node {
-    /// Whether the node has a required (must or filter) clause.
-    pub fn has_required(clauses: &[(Occur, Node)]) -> bool {
-        clauses
-            .iter()
-            .any(|(o, _)| matches!(o, Occur::Must | Occur::Filter))
-    }
-}
-
 /// Compiles `query` for `snap`.
 pub fn compile(query: &Query, snap: &Snapshot) -> Result<Node> {
     let schema = &snap.manifest().schema;

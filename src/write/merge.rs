@@ -2,33 +2,18 @@
 //! order, written through the same [`SegmentWriter`] a flush uses.
 
 use std::path::Path;
-use std::sync::Arc;
 
 use crate::document::Value;
 use crate::error::Result;
-use crate::read::{SegmentReader, StoredCache};
+use crate::read::{LiveSegment, StoredCache};
 use crate::schema::{FieldId, FieldType, Schema};
 use crate::write::io::IoHooks;
 use crate::write::segment_writer::{SegmentParts, SegmentWriter, SortValues};
 
-/// A segment to merge: its reader and its deleted-document bits.
-pub(crate) struct MergeSource {
-    pub reader: Arc<SegmentReader>,
-    pub deletes: Option<Arc<Vec<u64>>>,
-}
-
-impl MergeSource {
-    fn is_deleted(&self, doc: u32) -> bool {
-        self.deletes
-            .as_ref()
-            .is_some_and(|b| b[(doc >> 6) as usize] & (1 << (doc & 63)) != 0)
-    }
-}
-
 /// Writes the merge of `sources` to `path`; returns (documents, file length).
 pub(crate) fn merge_segments(
     schema: &Schema,
-    sources: &[MergeSource],
+    sources: &[LiveSegment],
     path: &Path,
     io: &IoHooks,
 ) -> Result<(u32, u64)> {

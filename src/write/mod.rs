@@ -21,11 +21,11 @@ use crate::document::{Document, Value};
 use crate::error::{Error, Result};
 use crate::format::manifest::{self, Manifest, SegmentEntry};
 use crate::format::segment::i64_key;
-use crate::read::{SegmentReader, latest_manifest};
+use crate::read::{LiveSegment, SegmentReader, latest_manifest};
 use crate::schema::{FieldId, FieldType, Schema};
 use buffer::SegmentBuffer;
 pub use io::IoHooks;
-use merge::{MergeSource, merge_segments};
+use merge::merge_segments;
 
 /// Options of an [`IndexWriter`].
 #[derive(Clone, Debug)]
@@ -527,7 +527,12 @@ impl IndexWriter {
                 .then(|| self.load_deletes(&entry))
                 .transpose()?
                 .map(Arc::new);
-            sources.push(MergeSource { reader, deletes });
+            sources.push(LiveSegment {
+                reader,
+                deletes,
+                entry,
+                base: 0,
+            });
         }
         let id = self.next_segment_id;
         let path = self.dir.join(manifest::segment_name(id));

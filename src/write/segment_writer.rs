@@ -44,45 +44,43 @@ impl SortValues {
 
 /// Distinct sorted values and per-document ords (missing = `u32::MAX` here;
 /// remapped to the width's reserved ord when packed).
-fn assign_ords<T: Clone, K: Ord>(
-    values: &[Option<T>],
-    key: impl Fn(&T) -> K,
-) -> (Vec<T>, Vec<u32>) {
+fn assign_ords<T: Ord + Clone>(values: &[Option<T>]) -> (Vec<T>, Vec<u32>) {
     let mut idx: Vec<usize> = (0..values.len()).filter(|&i| values[i].is_some()).collect();
-    let k = |i: &usize| key(values[*i].as_ref().expect("present"));
-    idx.sort_by_key(|i| k(i));
+    idx.sort_by(|&a, &b| values[a].cmp(&values[b]));
     let mut distinct: Vec<T> = Vec::new();
     let mut ords = vec![u32::MAX; values.len()];
-    let mut last: Option<K> = None;
     for i in idx {
-        let kk = k(&i);
-        if last.as_ref() != Some(&kk) {
-            distinct.push(values[i].clone().expect("present"));
-            last = Some(kk);
+        let v = values[i].as_ref().expect("present");
+        if distinct.last() != Some(v) {
+            distinct.push(v.clone());
         }
         ords[i] = (distinct.len() - 1) as u32;
     }
     (distinct, ords)
 }
 
+/// Ords and encoded values of a numeric column, from order-preserving keys.
+fn numeric_column(keys: &[Option<u64>]) -> (usize, Vec<u8>, Vec<u32>) {
+    let (distinct, ords) = assign_ords(keys);
+    let mut bytes = Vec::new();
+    ords::encode_keys(&distinct, &mut bytes);
+    (distinct.len(), bytes, ords)
+}
+
 fn encode_sort_column(field: FieldId, values: &SortValues, doc_count: u32, out: &mut Vec<u8>) {
     let (ty, card, value_bytes, ords) = match values {
         SortValues::I64(v) => {
-            let (d, o) = assign_ords(v, |x| *x);
-            let keys: Vec<u64> = d.iter().map(|&x| ords::i64_to_key(x)).collect();
-            let mut bytes = Vec::new();
-            ords::encode_keys(&keys, &mut bytes);
-            (FieldType::I64, d.len(), bytes, o)
+            let keys: Vec<Option<u64>> = v.iter().map(|x| x.map(ords::i64_to_key)).collect();
+            let (card, bytes, o) = numeric_column(&keys);
+            (FieldType::I64, card, bytes, o)
         }
         SortValues::F64(v) => {
-            let (d, o) = assign_ords(v, |x| TotalF64(*x));
-            let keys: Vec<u64> = d.iter().map(|&x| ords::f64_to_key(x)).collect();
-            let mut bytes = Vec::new();
-            ords::encode_keys(&keys, &mut bytes);
-            (FieldType::F64, d.len(), bytes, o)
+            let keys: Vec<Option<u64>> = v.iter().map(|x| x.map(ords::f64_to_key)).collect();
+            let (card, bytes, o) = numeric_column(&keys);
+            (FieldType::F64, card, bytes, o)
         }
         SortValues::Str(v) => {
-            let (d, o) = assign_ords(v, |x| x.clone());
+            let (d, o) = assign_ords(v);
             let mut bytes = Vec::new();
             let mut off = 0u32;
             for s in &d {
@@ -116,26 +114,6 @@ fn encode_sort_column(field: FieldId, values: &SortValues, doc_count: u32, out: 
     for (lo, hi) in ords::block_bounds(&ords, width) {
         out.extend_from_slice(&lo.to_le_bytes());
         out.extend_from_slice(&hi.to_le_bytes());
-    }
-}
-
-/// `f64` ordered by `total_cmp`.
-#[derive(Clone, Copy, Debug)]
-struct TotalF64(f64);
-impl PartialEq for TotalF64 {
-    fn eq(&self, o: &Self) -> bool {
-        self.0.total_cmp(&o.0).is_eq()
-    }
-}
-impl Eq for TotalF64 {}
-impl PartialOrd for TotalF64 {
-    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for TotalF64 {
-    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        self.0.total_cmp(&o.0)
     }
 }
 
