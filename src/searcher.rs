@@ -4,22 +4,26 @@ use std::cmp::Ordering;
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::collect::{Hit, SortCollector, SortKey, SortSpec, TopDocs, compare_values};
+use crate::collect::{Hit, Sink, SortCollector, SortKey, SortSpec, TopDocs, compare_values};
 use crate::document::Value;
 use crate::error::{Error, Result};
+use crate::format::ords::ORD_BLOCK;
 use crate::query::plan::{self, Node};
-use crate::query::{Query, daat, exhaustive};
+use crate::query::{Query, daat, exhaustive, window};
 use crate::read::{LiveSegment, Snapshot};
 use crate::schema::{FieldId, Schema};
 
 /// Which execution path answers a search.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ExecMode {
-    /// The fastest path that applies (today: document-at-a-time).
+    /// The fastest path that applies: for sorted search, window-at-a-time
+    /// over flat queries (a term, or a boolean of terms); otherwise
+    /// document-at-a-time.
     Auto,
     /// The exhaustive oracle: evaluate every matching document.
     Exhaustive,
-    /// Document-at-a-time iterators.
+    /// Document-at-a-time iterators only (the kill switch of the
+    /// window-at-a-time path).
     Daat,
 }
 
@@ -307,18 +311,28 @@ impl Searcher {
             .min(self.snap.max_doc() as usize);
         let mut c = SortCollector::new(spec, self.schema(), want, !req.exact_total);
         for (i, seg) in self.snap.segments().iter().enumerate() {
+            c.set_segment(i as u32, seg);
+            if self.options.exec == ExecMode::Auto && window::run(node, seg, &mut c)? {
+                continue;
+            }
             let Some(mut s) = daat::scorer(node, seg)? else {
                 continue;
             };
-            c.set_segment(i as u32, seg);
             let mut doc = s.doc();
+            let mut block = usize::MAX;
             while doc != daat::NO_MORE {
-                if let Some(next) = c.skip_target(doc) {
-                    doc = s.seek(next);
-                    continue;
+                let b = doc as usize / ORD_BLOCK;
+                if b != block {
+                    block = b;
+                    let end = ((b + 1) * ORD_BLOCK).min(daat::NO_MORE as usize) as u32;
+                    if !c.window(doc, end) {
+                        doc = s.seek(end);
+                        continue;
+                    }
                 }
                 if !seg.is_deleted(doc) {
-                    c.collect(doc, || s.score());
+                    c.count(1);
+                    c.offer(doc, || s.score());
                 }
                 doc = s.advance();
             }

@@ -125,6 +125,9 @@ fn check(
     let auto = s.clone().with_options(SearchOptions {
         exec: ExecMode::Auto,
     });
+    let daat = s.clone().with_options(SearchOptions {
+        exec: ExecMode::Daat,
+    });
     let id_of: HashMap<u64, usize> = (0..s.max_doc())
         .map(|d| (d, s.stored(d).unwrap()[0].1.as_i64().unwrap() as usize))
         .collect();
@@ -132,6 +135,22 @@ fn check(
         Query::matching(f.body, "a b", Operator::Or),
         Query::term(f.body, "c"),
         Query::matching(f.body, "a d", Operator::And),
+        Query::matching(f.body, "b c d", Operator::Or),
+        Query::matching(f.body, "c b a", Operator::And),
+        // Must + should + must_not + filter, and a nested boolean (which
+        // runs document-at-a-time).
+        Query::boolean()
+            .add(Occur::Must, Query::term(f.body, "a"))
+            .add(Occur::Should, Query::term(f.body, "c"))
+            .add(Occur::MustNot, Query::term(f.body, "d"))
+            .add(Occur::Filter, Query::term(f.body, "b")),
+        Query::boolean()
+            .add(Occur::Should, Query::term(f.body, "d"))
+            .add(Occur::Should, Query::term(f.body, "b"))
+            .add(Occur::MustNot, Query::term(f.body, "c")),
+        Query::boolean()
+            .add(Occur::Should, Query::term(f.body, "d"))
+            .add(Occur::Should, Query::matching(f.body, "a c", Operator::And)),
     ] {
         let all = exhaustive
             .search(&q, &SearchRequest::top(rows.len() + 1))
@@ -172,7 +191,11 @@ fn check(
                     exact_total,
                 };
                 let expect: Vec<_> = want.iter().skip(offset).take(limit).collect();
-                for (name, searcher) in [("auto", &auto), ("exhaustive", &exhaustive)] {
+                for (name, searcher) in [
+                    ("auto", &auto),
+                    ("daat", &daat),
+                    ("exhaustive", &exhaustive),
+                ] {
                     let got = searcher.search(&q, &req).unwrap();
                     let ctx = format!("{name} {q:?} {spec:?} offset {offset} limit {limit}");
                     assert_eq!(got.hits.len(), expect.len(), "{ctx}");
@@ -193,7 +216,7 @@ fn check(
                     } else {
                         assert!(got.total_hits <= all.total_hits, "{ctx}");
                     }
-                    if name == "auto" && !needs_score {
+                    if name != "exhaustive" && !needs_score {
                         assert_eq!(
                             got.scored_docs, 0,
                             "a sort by fields alone computes no score: {ctx}"

@@ -41,6 +41,7 @@ OPTIONS:
   --passes N           passes over the classes, forward/reverse/... (default 3)
   --layouts L          one, several or one,several (default one,several)
   --threads N          also run each class with N threads sharing one searcher
+  --sorted-only        run only the sorted classes (year:desc,score; category,year:desc)
   --reuse-indexes      reuse indexes in DIR built by an earlier run of the same corpus
   -h, --help           this text
 
@@ -68,6 +69,7 @@ fn parse_args(raw: Vec<String>) -> Result<Args, String> {
     let mut layouts = vec![Layout::One, Layout::Several];
     let mut reuse = false;
     let mut threads = 1usize;
+    let mut sorted_only = false;
     let e = |e: lexopt::Error| e.to_string();
     while let Some(arg) = p.next().map_err(e)? {
         match arg {
@@ -87,6 +89,7 @@ fn parse_args(raw: Vec<String>) -> Result<Args, String> {
                     .collect::<Result<_, _>>()?;
             }
             Long("reuse-indexes") => reuse = true,
+            Long("sorted-only") => sorted_only = true,
             Long("threads") => threads = p.value().map_err(e)?.parse().map_err(e)?,
             Short('h') | Long("help") => {
                 println!("{USAGE}");
@@ -114,6 +117,7 @@ fn parse_args(raw: Vec<String>) -> Result<Args, String> {
             measure_s: measure.unwrap_or(if quick { 0.75 } else { 4.0 }),
             passes,
             threads: threads.max(1),
+            sorted_only,
             sabotage: std::env::var("QUARRY_BENCH_SABOTAGE")
                 .is_ok_and(|v| !v.is_empty() && v != "0"),
         },

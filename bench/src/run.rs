@@ -42,6 +42,8 @@ pub struct Settings {
     pub sabotage: bool,
     /// Threads of the concurrent phase (sharing one searcher); 1 skips it.
     pub threads: usize,
+    /// Run only the sorted ops of [`SORTED_CLASSES`].
+    pub sorted_only: bool,
 }
 
 /// A top-k list: (score bits, doc) best first. quarry docs are snapshot
@@ -623,7 +625,13 @@ pub fn run_layout(
             continue;
         }
         for (oi, (op, sort, name)) in ops.iter().enumerate() {
-            if *sort != SortMode::Score && !SORTED_CLASSES.contains(&c.name.as_str()) {
+            let sorted_class = SORTED_CLASSES.contains(&c.name.as_str());
+            let wanted = if *sort == SortMode::Score {
+                !settings.sorted_only
+            } else {
+                sorted_class
+            };
+            if !wanted {
                 continue;
             }
             let queries = c

@@ -7,3 +7,28 @@ mod topdocs;
 pub use sort::SortCollector;
 pub use spec::{Hit, SortKey, SortRule, SortSpec, compare_values};
 pub use topdocs::{TopDocs, score_key};
+
+/// A collector fed window by window ([`crate::query::window`]) that can
+/// reject documents by their field values before they are scored, and,
+/// when its total may be a lower bound, before they are known to match.
+pub trait Sink {
+    /// Called before the documents of `[start, end)` (inside one ord
+    /// block) are matched: `false` when none of them can be collected, and
+    /// they are skipped (the total becomes a lower bound).
+    fn window(&mut self, start: u32, end: u32) -> bool;
+    /// Whether [`Sink::filter`] may be applied to documents not yet known
+    /// to match (each rejection reported by [`Sink::dropped`]).
+    fn prefilter(&self) -> bool;
+    /// Keeps those of the ascending `docs` that can still enter the
+    /// results, judged by field values alone (all of them when that cannot
+    /// decide).
+    fn filter(&self, docs: &mut Vec<u32>);
+    /// `n` documents were rejected before they were known to match: the
+    /// total is now a lower bound.
+    fn dropped(&mut self, n: usize);
+    /// `n` more live matches (offered or not).
+    fn count(&mut self, n: usize);
+    /// Offers a live match (already counted); `score` is called at most
+    /// once, and only if needed.
+    fn offer(&mut self, doc: u32, score: impl FnMut() -> f32);
+}

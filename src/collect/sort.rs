@@ -25,7 +25,7 @@
 
 use std::cmp::Ordering;
 
-use crate::collect::{Hit, SortKey, SortSpec};
+use crate::collect::{Hit, Sink, SortKey, SortSpec};
 use crate::document::Value;
 use crate::format::ords;
 use crate::read::{LiveSegment, SortColumn};
@@ -65,6 +65,9 @@ struct Entry {
     score: f32,
     scored: bool,
     seg: u32,
+    /// Whether the slots' values (`num`, `text`) are filled in; ords alone
+    /// order hits of one segment.
+    resolved: bool,
     slots: Vec<Slot>,
 }
 
@@ -78,6 +81,25 @@ struct OrdAction<'a> {
     flip: u64,
     add: u64,
     slot: usize,
+    /// Present values (ords `0..card`).
+    card: u32,
+    /// Bits per ord.
+    width: u8,
+}
+
+/// The first `o` in `0..n` for which `pred` is false (`pred` holds for a
+/// prefix).
+fn partition_point(n: u32, pred: impl Fn(u32) -> bool) -> u32 {
+    let (mut lo, mut hi) = (0u32, n);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if pred(mid) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
 }
 
 impl OrdAction<'_> {
@@ -99,6 +121,39 @@ impl OrdAction<'_> {
     #[inline(always)]
     fn key<const W: u8>(&self, doc: u32) -> u64 {
         self.key_of_ord(ords::get_w::<W>(self.ords, doc as usize))
+    }
+
+    /// The ords whose key is at most `bottom`, as `(first, count - 1)`;
+    /// `None` when there are none. Keys are monotonic in the ord, and the
+    /// missing ord (above every present one) passes only a missing bottom.
+    fn accepted(&self, bottom: u64) -> Option<(u32, u32)> {
+        if bottom == u64::MAX {
+            return Some((0, u32::MAX));
+        }
+        let ok = |o: u32| self.key_of_ord(o) <= bottom;
+        let (lo, hi) = if self.flip == 0 {
+            (0, partition_point(self.card, &ok))
+        } else {
+            (partition_point(self.card, |o| !ok(o)), self.card)
+        };
+        (lo < hi).then(|| (lo, hi - lo - 1))
+    }
+
+    /// Keeps the `docs` whose ord is in `accepted` ([`Self::accepted`]).
+    fn filter<const W: u8>(&self, accepted: Option<(u32, u32)>, docs: &mut Vec<u32>) {
+        let Some((first, span)) = accepted else {
+            docs.clear();
+            return;
+        };
+        // Branch-free compaction: write every doc, advance past the kept ones.
+        let mut k = 0;
+        for i in 0..docs.len() {
+            let d = docs[i];
+            docs[k] = d;
+            let o = ords::get_w::<W>(self.ords, d as usize);
+            k += usize::from(o.wrapping_sub(first) <= span);
+        }
+        docs.truncate(k);
     }
 }
 
@@ -145,18 +200,22 @@ pub struct SortCollector<'a> {
     /// The bottom's key per rule in the current segment (field rules).
     bottom_keys: Vec<u64>,
     bottom_score: f32,
-    /// Blocks already checked for skipping (first rule a field).
-    checked_block: usize,
+    /// The first rule's ords that can still compete ([`OrdAction::accepted`]).
+    accepted: Option<(u32, u32)>,
     may_skip: bool,
     total: u64,
     scored: u64,
     skipped_blocks: u64,
+    /// Documents rejected by ord before they were known to match.
+    dropped_docs: u64,
+    /// Kept hits of earlier segments (compared with this segment's by value).
+    foreign: usize,
 }
 
 impl<'a> SortCollector<'a> {
     /// A collector for `spec` keeping `capacity` hits. `spec`'s field rules
     /// must name sortable fields of `schema` (checked by the caller). With
-    /// `may_skip`, [`Self::skip_target`] may skip blocks (and the total
+    /// `may_skip`, [`Sink::window`] may skip blocks (and the total
     /// becomes a lower bound).
     pub fn new(
         spec: &SortSpec,
@@ -191,11 +250,13 @@ impl<'a> SortCollector<'a> {
             actions: Vec::new(),
             bottom_keys: vec![0; rules.len()],
             bottom_score: 0.0,
-            checked_block: usize::MAX,
+            accepted: None,
             may_skip,
             total: 0,
             scored: 0,
             skipped_blocks: 0,
+            dropped_docs: 0,
+            foreign: 0,
             rules,
         }
     }
@@ -206,9 +267,10 @@ impl<'a> SortCollector<'a> {
 
     /// Moves to segment number `index` of the snapshot.
     pub fn set_segment(&mut self, index: u32, seg: &'a LiveSegment) {
+        self.resolve_all();
+        self.foreign = self.heap.len();
         self.seg = index;
         self.base = seg.base as u32;
-        self.checked_block = usize::MAX;
         self.columns.clear();
         self.actions.clear();
         let mut slot = 0;
@@ -239,6 +301,8 @@ impl<'a> SortCollector<'a> {
                         flip,
                         add,
                         slot,
+                        card: col.cardinality,
+                        width: col.width,
                     };
                     slot += 1;
                     self.actions.push(match col.width {
@@ -277,83 +341,9 @@ impl<'a> SortCollector<'a> {
                 }
             };
         }
-    }
-
-    /// When the first rule is a field and the queue is full: if `doc`'s
-    /// 4096-document block cannot hold a competitive document, the first doc
-    /// of the next block to move to. Each block is checked once.
-    #[inline]
-    pub fn skip_target(&mut self, doc: u32) -> Option<u32> {
-        if !self.may_skip || !self.is_full() {
-            return None;
+        if let Some(a) = self.actions.first().and_then(Action::ord) {
+            self.accepted = a.accepted(self.bottom_keys[0]);
         }
-        let block = doc as usize / ords::ORD_BLOCK;
-        if block == self.checked_block {
-            return None;
-        }
-        self.checked_block = block;
-        let a = self.actions.first()?.ord()?;
-        let col = self.columns[0].as_ref()?;
-        let (lo, hi) = col.block_bounds(block);
-        let best = if a.flip == 0 { lo } else { hi };
-        if a.key_of_ord(best) > self.bottom_keys[0] {
-            self.skipped_blocks += 1;
-            Some(((block + 1) * ords::ORD_BLOCK) as u32)
-        } else {
-            None
-        }
-    }
-
-    /// Offers local document `doc` of the current segment; `score` is
-    /// called at most once, and only when a rule needs the score.
-    #[inline]
-    pub fn collect(&mut self, doc: u32, mut score: impl FnMut() -> f32) {
-        self.total += 1;
-        if self.capacity == 0 {
-            return;
-        }
-        let mut cached: Option<f32> = None;
-        if self.is_full() {
-            let mut competitive = false;
-            for (i, action) in self.actions.iter().enumerate() {
-                let key = match action {
-                    Action::Ord1(a) => a.key::<1>(doc),
-                    Action::Ord2(a) => a.key::<2>(doc),
-                    Action::Ord4(a) => a.key::<4>(doc),
-                    Action::Ord8(a) => a.key::<8>(doc),
-                    Action::Ord16(a) => a.key::<16>(doc),
-                    Action::Ord32(a) => a.key::<32>(doc),
-                    Action::Score { desc } => {
-                        let s = *cached.get_or_insert_with(&mut score);
-                        match s.total_cmp(&self.bottom_score) {
-                            Ordering::Equal => continue,
-                            c => {
-                                competitive = (c == Ordering::Greater) == *desc;
-                                break;
-                            }
-                        }
-                    }
-                    // The candidate's doc number is larger than every kept one.
-                    Action::Doc { desc } => {
-                        competitive = *desc;
-                        break;
-                    }
-                };
-                if key != self.bottom_keys[i] {
-                    competitive = key < self.bottom_keys[i];
-                    break;
-                }
-            }
-            if !competitive {
-                self.count_scored(cached);
-                return;
-            }
-        }
-        if self.needs_score && cached.is_none() {
-            cached = Some(score());
-        }
-        self.count_scored(cached);
-        self.insert(doc, cached);
     }
 
     #[inline]
@@ -373,32 +363,31 @@ impl<'a> SortCollector<'a> {
                 score: 0.0,
                 scored: false,
                 seg: 0,
+                resolved: false,
                 slots: vec![Slot::default(); slots],
             });
             self.heap.push((self.entries.len() - 1) as u32);
             self.entries.len() - 1
         };
+        if was_full && self.entries[idx].seg != self.seg {
+            self.foreign -= 1;
+        }
         let e = &mut self.entries[idx];
         e.doc = self.base + doc;
         e.score = score.unwrap_or(0.0);
         e.scored = score.is_some();
         e.seg = self.seg;
-        for (i, action) in self.actions.iter().enumerate() {
+        e.resolved = false;
+        for action in &self.actions {
             let Some(a) = action.ord() else { continue };
-            let col = self.columns[i].as_ref().expect("field rule has a column");
-            let o = col.ord(doc);
+            let o = ords::get(a.ords, a.width, doc as usize);
             let s = &mut e.slots[a.slot];
             s.ord = o;
             s.missing = o == a.missing;
-            if !s.missing {
-                match col.numeric_key(o) {
-                    Some(k) => s.num = k,
-                    None => {
-                        s.text.clear();
-                        s.text.push_str(col.str_at(o));
-                    }
-                }
-            }
+        }
+        // Hits of other segments compare by value: give this one its values.
+        if self.foreign > 0 {
+            resolve(e, &self.actions, &self.columns);
         }
         if was_full {
             self.sift_down(0);
@@ -407,6 +396,15 @@ impl<'a> SortCollector<'a> {
         }
         if self.is_full() {
             self.update_bottom();
+        }
+    }
+
+    /// Fills in the values of the current segment's hits.
+    fn resolve_all(&mut self) {
+        for e in &mut self.entries {
+            if !e.resolved && e.seg == self.seg {
+                resolve(e, &self.actions, &self.columns);
+            }
         }
     }
 
@@ -456,9 +454,10 @@ impl<'a> SortCollector<'a> {
         self.total
     }
 
-    /// Whether [`Self::total`] is exact (no block was skipped).
+    /// Whether [`Self::total`] is exact (no block or document was skipped
+    /// before it was known to match).
     pub fn total_is_exact(&self) -> bool {
-        self.skipped_blocks == 0
+        self.skipped_blocks == 0 && self.dropped_docs == 0
     }
 
     /// Scores computed.
@@ -467,7 +466,8 @@ impl<'a> SortCollector<'a> {
     }
 
     /// The kept hits in order, skipping the first `offset`.
-    pub fn into_hits(self, offset: usize) -> Vec<Hit> {
+    pub fn into_hits(mut self, offset: usize) -> Vec<Hit> {
+        self.resolve_all();
         let mut order: Vec<u32> = self.heap.clone();
         order.sort_by(|&a, &b| {
             compare_entries(
@@ -503,6 +503,133 @@ impl<'a> SortCollector<'a> {
             })
             .collect()
     }
+}
+
+impl Sink for SortCollector<'_> {
+    /// With skipping allowed, the queue full and a field as the first rule:
+    /// `false` when the ord block holding `start` has no value that can
+    /// beat the bottom.
+    #[inline]
+    fn window(&mut self, start: u32, _end: u32) -> bool {
+        if !self.may_skip || !self.is_full() {
+            return true;
+        }
+        let Some(a) = self.actions.first().and_then(Action::ord) else {
+            return true;
+        };
+        let col = self.columns[0].as_ref().expect("field rule has a column");
+        let (lo, hi) = col.block_bounds(start as usize / ords::ORD_BLOCK);
+        let best = if a.flip == 0 { lo } else { hi };
+        if a.key_of_ord(best) > self.bottom_keys[0] {
+            self.skipped_blocks += 1;
+            false
+        } else {
+            true
+        }
+    }
+
+    #[inline]
+    fn prefilter(&self) -> bool {
+        self.may_skip
+    }
+
+    fn filter(&self, docs: &mut Vec<u32>) {
+        let action = if self.is_full() {
+            self.actions.first()
+        } else {
+            None
+        };
+        let acc = self.accepted;
+        match action {
+            Some(Action::Ord1(a)) => a.filter::<1>(acc, docs),
+            Some(Action::Ord2(a)) => a.filter::<2>(acc, docs),
+            Some(Action::Ord4(a)) => a.filter::<4>(acc, docs),
+            Some(Action::Ord8(a)) => a.filter::<8>(acc, docs),
+            Some(Action::Ord16(a)) => a.filter::<16>(acc, docs),
+            Some(Action::Ord32(a)) => a.filter::<32>(acc, docs),
+            _ => {}
+        }
+    }
+
+    #[inline]
+    fn dropped(&mut self, n: usize) {
+        self.dropped_docs += n as u64;
+    }
+
+    #[inline]
+    fn count(&mut self, n: usize) {
+        self.total += n as u64;
+    }
+
+    #[inline]
+    fn offer(&mut self, doc: u32, mut score: impl FnMut() -> f32) {
+        if self.capacity == 0 {
+            return;
+        }
+        let mut cached: Option<f32> = None;
+        if self.is_full() {
+            let mut competitive = false;
+            for (i, action) in self.actions.iter().enumerate() {
+                let key = match action {
+                    Action::Ord1(a) => a.key::<1>(doc),
+                    Action::Ord2(a) => a.key::<2>(doc),
+                    Action::Ord4(a) => a.key::<4>(doc),
+                    Action::Ord8(a) => a.key::<8>(doc),
+                    Action::Ord16(a) => a.key::<16>(doc),
+                    Action::Ord32(a) => a.key::<32>(doc),
+                    Action::Score { desc } => {
+                        let s = *cached.get_or_insert_with(&mut score);
+                        match s.total_cmp(&self.bottom_score) {
+                            Ordering::Equal => continue,
+                            c => {
+                                competitive = (c == Ordering::Greater) == *desc;
+                                break;
+                            }
+                        }
+                    }
+                    // The candidate's doc number is larger than every kept one.
+                    Action::Doc { desc } => {
+                        competitive = *desc;
+                        break;
+                    }
+                };
+                if key != self.bottom_keys[i] {
+                    competitive = key < self.bottom_keys[i];
+                    break;
+                }
+            }
+            if !competitive {
+                self.count_scored(cached);
+                return;
+            }
+        }
+        if self.needs_score && cached.is_none() {
+            cached = Some(score());
+        }
+        self.count_scored(cached);
+        self.insert(doc, cached);
+    }
+}
+
+/// Fills in the values of `e`, a hit of the segment `actions` and
+/// `columns` describe.
+fn resolve(e: &mut Entry, actions: &[Action], columns: &[Option<SortColumn>]) {
+    for (action, col) in actions.iter().zip(columns) {
+        let (Some(a), Some(col)) = (action.ord(), col) else {
+            continue;
+        };
+        let s = &mut e.slots[a.slot];
+        if !s.missing {
+            match col.numeric_key(s.ord) {
+                Some(k) => s.num = k,
+                None => {
+                    s.text.clear();
+                    s.text.push_str(col.str_at(s.ord));
+                }
+            }
+        }
+    }
+    e.resolved = true;
 }
 
 fn slot_value(ty: FieldType, s: &Slot) -> Value {

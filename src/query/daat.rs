@@ -70,6 +70,36 @@ impl<'a> TermScorer<'a> {
         s
     }
 
+    /// The current block's documents from the current one on (empty once
+    /// the list is exhausted).
+    #[inline]
+    pub fn block_rest(&self) -> &[u32] {
+        if self.doc == NO_MORE {
+            &[]
+        } else {
+            &self.docs[self.pos..self.len]
+        }
+    }
+
+    /// The position of the current document in its block.
+    #[inline]
+    pub fn pos(&self) -> usize {
+        self.pos
+    }
+
+    /// Moves to position `pos` (not before the current one) of the current
+    /// block; at the block's end, to the next block's first document.
+    #[inline]
+    pub fn move_to(&mut self, pos: usize) {
+        debug_assert!(pos >= self.pos && pos <= self.len);
+        self.pos = pos;
+        if pos < self.len {
+            self.doc = self.docs[pos];
+        } else {
+            self.load(self.block + 1);
+        }
+    }
+
     /// Decodes block `b` and moves to its first document.
     fn load(&mut self, b: usize) {
         self.block = b;
@@ -308,7 +338,8 @@ pub fn scorer<'a>(node: &'a Node, seg: &'a LiveSegment) -> Result<Option<Box<dyn
     }
 }
 
-fn term_scorer<'a>(t: &'a TermNode, seg: &'a LiveSegment) -> Result<Option<TermScorer<'a>>> {
+/// The scorer of one term over `seg`, or `None` when the segment lacks it.
+pub fn term_scorer<'a>(t: &'a TermNode, seg: &'a LiveSegment) -> Result<Option<TermScorer<'a>>> {
     let r = &seg.reader;
     let Some(info) = r.term(t.field, &t.key)? else {
         return Ok(None);

@@ -9,11 +9,14 @@
 //! - [`exhaustive`]: the oracle. Decodes every posting list it needs,
 //!   evaluates the query per candidate document, sorts everything.
 //! - [`daat`]: document-at-a-time iterators over the posting blocks.
+//! - [`window`]: window-at-a-time loops over decoded blocks, for
+//!   collectors that reject documents by field values (sorted search).
 
 pub mod bm25;
 pub mod daat;
 pub mod exhaustive;
 pub mod plan;
+pub mod window;
 
 use crate::format::segment::i64_key;
 use crate::schema::FieldId;

@@ -1,0 +1,278 @@
+//! Window-at-a-time execution for collectors that can reject a document by
+//! its field values alone (sorted search).
+//!
+//! The loop works on windows of documents that lie inside one
+//! [`ORD_BLOCK`](crate::format::ords::ORD_BLOCK) and inside the current
+//! decoded posting block of every clause that produces candidates, so a
+//! window's candidates are plain slices of decoded blocks:
+//!
+//! - a term, or a conjunction: the candidates are the lead clause's
+//!   documents (the cheapest required one); the other required clauses are
+//!   checked per candidate by forward seeks;
+//! - a disjunction: the optional clauses' documents in the window are
+//!   OR-ed into a bitset, which is then read in ascending order.
+//!
+//! Before any of that, the [`Sink`] may reject the whole window (its ord
+//! block cannot hold a competitive value), and before a conjunction's other
+//! clauses are consulted it may reject single candidates by ord. Either
+//! makes the total a lower bound, so the sink only does so when allowed.
+//! Excluded and deleted documents are removed; every remaining match goes
+//! to [`Sink::collect`] with a closure that scores it on demand, summing the
+//! clause scores in clause order exactly as [`daat`] does, so both paths
+//! return the same bits.
+//!
+//! Only flat shapes run here (a term, or a boolean of terms); anything else
+//! runs document-at-a-time.
+
+use crate::collect::Sink;
+use crate::error::Result;
+use crate::format::ords::ORD_BLOCK;
+use crate::kernels;
+use crate::query::Occur;
+use crate::query::daat::{self, NO_MORE, Scorer, TermScorer};
+use crate::query::plan::Node;
+use crate::read::LiveSegment;
+
+/// Words of the union bitset: one bit per document of an ord block.
+const WORDS: usize = ORD_BLOCK / 64;
+
+/// Runs `node` over `seg` into `sink`. Returns `Ok(false)` without doing
+/// anything when the query's shape is not one this path handles.
+pub fn run<S: Sink>(node: &Node, seg: &LiveSegment, sink: &mut S) -> Result<bool> {
+    let flat: Vec<(Occur, &crate::query::plan::TermNode)> = match node {
+        Node::Empty => return Ok(true),
+        Node::Term(t) => vec![(Occur::Must, t)],
+        Node::Bool(clauses) => {
+            let mut v = Vec::with_capacity(clauses.len());
+            for (o, n) in clauses {
+                match n {
+                    Node::Term(t) => v.push((*o, t)),
+                    _ => return Ok(false),
+                }
+            }
+            v
+        }
+    };
+    // Clauses present in this segment, in clause order.
+    let mut cursors: Vec<TermScorer> = Vec::with_capacity(flat.len());
+    let mut occurs: Vec<Occur> = Vec::with_capacity(flat.len());
+    for (o, t) in flat {
+        match (daat::term_scorer(t, seg)?, o) {
+            (Some(s), _) => {
+                cursors.push(s);
+                occurs.push(o);
+            }
+            (None, Occur::Must | Occur::Filter) => return Ok(true),
+            (None, _) => {}
+        }
+    }
+    let pick = |f: fn(Occur) -> bool| -> Vec<usize> {
+        (0..occurs.len()).filter(|&i| f(occurs[i])).collect()
+    };
+    let mut required = pick(|o| matches!(o, Occur::Must | Occur::Filter));
+    required.sort_by_key(|&i| cursors[i].cost());
+    let should = pick(|o| o == Occur::Should);
+    let must_not = pick(|o| o == Occur::MustNot);
+    let mut ex = Exec {
+        seg,
+        cursors,
+        occurs,
+        must_not,
+        matches: Vec::with_capacity(ORD_BLOCK),
+    };
+    match (required.split_first(), should.as_slice()) {
+        (Some((&lead, rest)), _) => ex.lead(lead, rest, sink),
+        (None, &[lead]) => ex.lead(lead, &[], sink),
+        (None, []) => {}
+        (None, _) => ex.union(&should, sink),
+    }
+    match ex.cursors.iter().find_map(|c| c.error()) {
+        Some(e) => Err(seg.reader.bad(e)),
+        None => Ok(true),
+    }
+}
+
+/// One segment's clauses, positioned, and the window buffers.
+struct Exec<'a> {
+    seg: &'a LiveSegment,
+    cursors: Vec<TermScorer<'a>>,
+    occurs: Vec<Occur>,
+    must_not: Vec<usize>,
+    /// The window's matches, then (after the sink's filter) its candidates.
+    matches: Vec<u32>,
+}
+
+/// The end of the ord block holding `start`.
+#[inline]
+fn block_end(start: u32) -> u32 {
+    let b = start as usize / ORD_BLOCK;
+    ((b + 1) * ORD_BLOCK).min(NO_MORE as usize) as u32
+}
+
+impl Exec<'_> {
+    /// The score of `doc`, every clause positioned at or before it: the f32
+    /// sum of the matching scoring clauses in clause order.
+    #[inline]
+    fn score(cursors: &mut [TermScorer], occurs: &[Occur], doc: u32) -> f32 {
+        let mut score = 0.0f32;
+        for (c, o) in cursors.iter_mut().zip(occurs) {
+            if matches!(o, Occur::Must | Occur::Should) && c.seek(doc) == doc {
+                score += c.score();
+            }
+        }
+        score
+    }
+
+    /// Hands the window's `matches` to the sink: excluded documents
+    /// removed, live ones counted, those that may compete offered. The
+    /// scoring clauses must not have moved past the first match.
+    fn finish<S: Sink>(&mut self, sink: &mut S) {
+        if !self.must_not.is_empty() {
+            let (cursors, must_not) = (&mut self.cursors, &self.must_not);
+            self.matches
+                .retain(|&d| must_not.iter().all(|&i| cursors[i].seek(d) != d));
+        }
+        let deletes = self.seg.deletes.is_some();
+        let live = if deletes {
+            self.matches
+                .iter()
+                .filter(|&&d| !self.seg.is_deleted(d))
+                .count()
+        } else {
+            self.matches.len()
+        };
+        sink.count(live);
+        sink.filter(&mut self.matches);
+        for &doc in &self.matches {
+            if deletes && self.seg.is_deleted(doc) {
+                continue;
+            }
+            let (cursors, occurs) = (&mut self.cursors, &self.occurs);
+            sink.offer(doc, || Self::score(cursors, occurs, doc));
+        }
+    }
+
+    /// Candidates from `lead`, confirmed by the `others` (required).
+    fn lead<S: Sink>(&mut self, lead: usize, others: &[usize], sink: &mut S) {
+        loop {
+            let docs = self.cursors[lead].block_rest();
+            let Some(&first) = docs.first() else { break };
+            let end = block_end(first);
+            if !sink.window(first, end) {
+                self.cursors[lead].seek(end);
+                continue;
+            }
+            let n = count_below(docs, end);
+            let next = self.cursors[lead].pos() + n;
+            self.matches.clear();
+            self.matches.extend_from_slice(&docs[..n]);
+            if others.is_empty() {
+                self.finish(sink);
+            } else {
+                // A conjunction may reject by field values before it
+                // consults the other clauses.
+                if sink.prefilter() {
+                    sink.filter(&mut self.matches);
+                    sink.dropped(n - self.matches.len());
+                }
+                self.confirm(others, sink);
+            }
+            // Scoring moved the lead forward inside the window only.
+            self.cursors[lead].move_to(next);
+        }
+    }
+
+    /// Offers the `matches` that every clause of `others` also matches: a
+    /// leapfrog in which a clause's next document skips the candidates
+    /// before it. Each match is offered as soon as it is confirmed, while
+    /// every clause still sits at or before it, ready to score it.
+    fn confirm<S: Sink>(&mut self, others: &[usize], sink: &mut S) {
+        let mut i = 0;
+        'next: while i < self.matches.len() {
+            let doc = self.matches[i];
+            for &o in others {
+                let d = self.cursors[o].seek(doc);
+                if d != doc {
+                    i = kernels::find_next_geq(&self.matches, i + 1, d);
+                    continue 'next;
+                }
+            }
+            i += 1;
+            let excluded = self
+                .must_not
+                .iter()
+                .any(|&m| self.cursors[m].seek(doc) == doc);
+            if excluded || self.seg.is_deleted(doc) {
+                continue;
+            }
+            sink.count(1);
+            let (cursors, occurs) = (&mut self.cursors, &self.occurs);
+            sink.offer(doc, || Self::score(cursors, occurs, doc));
+        }
+    }
+
+    /// The union of the `should` clauses, a window at a time.
+    fn union<S: Sink>(&mut self, should: &[usize], sink: &mut S) {
+        let mut bits = [0u64; WORDS];
+        let mut ends = vec![0usize; self.cursors.len()];
+        loop {
+            let start = should
+                .iter()
+                .map(|&i| self.cursors[i].doc())
+                .min()
+                .unwrap_or(NO_MORE);
+            if start == NO_MORE {
+                break;
+            }
+            // Inside the ord block and every clause's current block.
+            let mut end = block_end(start);
+            for &i in should {
+                if let Some(&last) = self.cursors[i].block_rest().last() {
+                    end = end.min(last.saturating_add(1));
+                }
+            }
+            if !sink.window(start, end) {
+                for &i in should {
+                    self.cursors[i].seek(end);
+                }
+                continue;
+            }
+            let words = (end - start).div_ceil(64) as usize;
+            bits[..words].fill(0);
+            for &i in should {
+                let c = &self.cursors[i];
+                let docs = c.block_rest();
+                let n = count_below(docs, end);
+                for &d in &docs[..n] {
+                    let x = d - start;
+                    bits[(x >> 6) as usize] |= 1u64 << (x & 63);
+                }
+                ends[i] = c.pos() + n;
+            }
+            self.matches.clear();
+            for (w, &word) in bits[..words].iter().enumerate() {
+                let mut word = word;
+                let at = start + (w as u32) * 64;
+                while word != 0 {
+                    self.matches.push(at + word.trailing_zeros());
+                    word &= word - 1;
+                }
+            }
+            self.finish(sink);
+            for &i in should {
+                if self.cursors[i].doc() != NO_MORE {
+                    self.cursors[i].move_to(ends[i]);
+                }
+            }
+        }
+    }
+}
+
+/// How many of the ascending `docs` are below `end`.
+#[inline]
+fn count_below(docs: &[u32], end: u32) -> usize {
+    match docs.last() {
+        Some(&l) if l < end => docs.len(),
+        _ => kernels::find_next_geq(docs, 0, end),
+    }
+}
