@@ -4,10 +4,11 @@ use std::cmp::Ordering;
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::collect::{Hit, Sink, SortCollector, SortKey, SortSpec, TopDocs, compare_values};
+use crate::collect::{
+    Hit, Sink, SortCollector, SortKey, SortSpec, TopDocs, Window, compare_values,
+};
 use crate::document::Value;
 use crate::error::{Error, Result};
-use crate::format::ords::ORD_BLOCK;
 use crate::query::plan::{self, Node};
 use crate::query::{Query, daat, exhaustive, window};
 use crate::read::{LiveSegment, Snapshot};
@@ -319,15 +320,15 @@ impl Searcher {
                 continue;
             };
             let mut doc = s.doc();
-            let mut block = usize::MAX;
+            let mut window_end = 0;
             while doc != daat::NO_MORE {
-                let b = doc as usize / ORD_BLOCK;
-                if b != block {
-                    block = b;
-                    let end = ((b + 1) * ORD_BLOCK).min(daat::NO_MORE as usize) as u32;
-                    if !c.window(doc, end) {
-                        doc = s.seek(end);
-                        continue;
+                if doc >= window_end {
+                    match c.window(doc) {
+                        Window::Take(end) => window_end = end,
+                        Window::Skip(end) => {
+                            doc = s.seek(end);
+                            continue;
+                        }
                     }
                 }
                 if !seg.is_deleted(doc) {

@@ -8,23 +8,34 @@ pub use sort::SortCollector;
 pub use spec::{Hit, SortKey, SortRule, SortSpec, compare_values};
 pub use topdocs::{TopDocs, score_key};
 
+/// A [`Sink`]'s answer for the documents from a window's start on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Window {
+    /// Match and offer the documents below this one.
+    Take(u32),
+    /// Skip the documents below this one.
+    Skip(u32),
+}
+
 /// A collector fed window by window ([`crate::query::window`]) that can
 /// reject documents by their field values before they are scored, and,
 /// when its total may be a lower bound, before they are known to match.
 pub trait Sink {
-    /// Called before the documents of `[start, end)` (inside one ord
-    /// block) are matched: `false` when none of them can be collected, and
-    /// they are skipped (the total becomes a lower bound).
-    fn window(&mut self, start: u32, end: u32) -> bool;
+    /// Called before the documents from `start` on are matched: how far
+    /// the caller may go before asking again, or that the documents up to
+    /// some point cannot be collected and are skipped (the total then
+    /// becomes a lower bound).
+    fn window(&mut self, start: u32) -> Window;
     /// Whether [`Sink::filter`] may be applied to documents not yet known
-    /// to match (each rejection reported by [`Sink::dropped`]).
+    /// to match or not yet counted (each rejection reported by
+    /// [`Sink::dropped`]).
     fn prefilter(&self) -> bool;
     /// Keeps those of the ascending `docs` that can still enter the
     /// results, judged by field values alone (all of them when that cannot
     /// decide).
     fn filter(&self, docs: &mut Vec<u32>);
-    /// `n` documents were rejected before they were known to match: the
-    /// total is now a lower bound.
+    /// `n` documents were rejected before they were known to match, or
+    /// without being counted: the total is now a lower bound.
     fn dropped(&mut self, n: usize);
     /// `n` more live matches (offered or not).
     fn count(&mut self, n: usize);

@@ -25,7 +25,7 @@
 
 use std::cmp::Ordering;
 
-use crate::collect::{Hit, Sink, SortKey, SortSpec};
+use crate::collect::{Hit, Sink, SortKey, SortSpec, Window};
 use crate::document::Value;
 use crate::format::ords;
 use crate::read::{LiveSegment, SortColumn};
@@ -506,25 +506,30 @@ impl<'a> SortCollector<'a> {
 }
 
 impl Sink for SortCollector<'_> {
-    /// With skipping allowed, the queue full and a field as the first rule:
-    /// `false` when the ord block holding `start` has no value that can
-    /// beat the bottom.
+    /// With skipping allowed, the queue full and a field as the first rule,
+    /// windows end at ord-block boundaries, and a block whose values
+    /// cannot beat the bottom is skipped.
     #[inline]
-    fn window(&mut self, start: u32, _end: u32) -> bool {
-        if !self.may_skip || !self.is_full() {
-            return true;
-        }
+    fn window(&mut self, start: u32) -> Window {
         let Some(a) = self.actions.first().and_then(Action::ord) else {
-            return true;
+            return Window::Take(u32::MAX);
         };
+        if !self.may_skip {
+            return Window::Take(u32::MAX);
+        }
+        let block = start as usize / ords::ORD_BLOCK;
+        let end = ((block + 1) * ords::ORD_BLOCK).min(u32::MAX as usize) as u32;
+        if !self.is_full() {
+            return Window::Take(end);
+        }
         let col = self.columns[0].as_ref().expect("field rule has a column");
-        let (lo, hi) = col.block_bounds(start as usize / ords::ORD_BLOCK);
+        let (lo, hi) = col.block_bounds(block);
         let best = if a.flip == 0 { lo } else { hi };
         if a.key_of_ord(best) > self.bottom_keys[0] {
             self.skipped_blocks += 1;
-            false
+            Window::Skip(end)
         } else {
-            true
+            Window::Take(end)
         }
     }
 

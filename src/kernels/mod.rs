@@ -202,6 +202,22 @@ pub fn find_next_geq(docs: &[u32], from: usize, target: u32) -> usize {
     active().find_next_geq(docs, from, target)
 }
 
+/// Appends the union of two strictly ascending lists to `out`, in
+/// ascending order and without duplicates. `out` is not cleared first.
+/// A scalar merge: it serves sparse windows, where lists are short.
+pub fn union_into(a: &[u32], b: &[u32], out: &mut Vec<u32>) {
+    out.reserve(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        let (x, y) = (a[i], b[j]);
+        out.push(x.min(y));
+        i += usize::from(x <= y);
+        j += usize::from(y <= x);
+    }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[j..]);
+}
+
 /// Appends the intersection of two strictly ascending lists to `out`, in
 /// ascending order. `out` is not cleared first.
 ///

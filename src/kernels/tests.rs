@@ -316,6 +316,17 @@ proptest! {
     }
 
     #[test]
+    fn prop_union(lists in overlapping_lists(2, 400), prefix in 0u32..5) {
+        let mut out = vec![prefix];
+        super::union_into(&lists[0], &lists[1], &mut out);
+        let mut want: Vec<u32> = lists[0].iter().chain(&lists[1]).copied().collect();
+        want.sort_unstable();
+        want.dedup();
+        want.insert(0, prefix);
+        prop_assert_eq!(out, want);
+    }
+
+    #[test]
     fn prop_intersect2(a in sorted_list(300), b in sorted_list(300)) {
         check_intersections(&implementations(), &[&a, &b]);
     }

@@ -24,9 +24,10 @@
 //! Only flat shapes run here (a term, or a boolean of terms); anything else
 //! runs document-at-a-time.
 
-use crate::collect::Sink;
+use crate::collect::{Sink, Window};
 use crate::error::Result;
 use crate::format::ords::ORD_BLOCK;
+use crate::format::postings::BLOCK_LEN;
 use crate::kernels;
 use crate::query::Occur;
 use crate::query::daat::{self, NO_MORE, Scorer, TermScorer};
@@ -79,6 +80,8 @@ pub fn run<S: Sink>(node: &Node, seg: &LiveSegment, sink: &mut S) -> Result<bool
         occurs,
         must_not,
         matches: Vec::with_capacity(ORD_BLOCK),
+        hits: Vec::with_capacity(BLOCK_LEN),
+        tmp: Vec::with_capacity(ORD_BLOCK),
     };
     match (required.split_first(), should.as_slice()) {
         (Some((&lead, rest)), _) => ex.lead(lead, rest, sink),
@@ -100,13 +103,9 @@ struct Exec<'a> {
     must_not: Vec<usize>,
     /// The window's matches, then (after the sink's filter) its candidates.
     matches: Vec<u32>,
-}
-
-/// The end of the ord block holding `start`.
-#[inline]
-fn block_end(start: u32) -> u32 {
-    let b = start as usize / ORD_BLOCK;
-    ((b + 1) * ORD_BLOCK).min(NO_MORE as usize) as u32
+    /// Scratch lists for the kernels.
+    hits: Vec<u32>,
+    tmp: Vec<u32>,
 }
 
 impl Exec<'_> {
@@ -157,11 +156,13 @@ impl Exec<'_> {
         loop {
             let docs = self.cursors[lead].block_rest();
             let Some(&first) = docs.first() else { break };
-            let end = block_end(first);
-            if !sink.window(first, end) {
-                self.cursors[lead].seek(end);
-                continue;
-            }
+            let end = match sink.window(first) {
+                Window::Take(end) => end,
+                Window::Skip(end) => {
+                    self.cursors[lead].seek(end);
+                    continue;
+                }
+            };
             let n = count_below(docs, end);
             let next = self.cursors[lead].pos() + n;
             self.matches.clear();
@@ -182,38 +183,55 @@ impl Exec<'_> {
         }
     }
 
-    /// Offers the `matches` that every clause of `others` also matches: a
-    /// leapfrog in which a clause's next document skips the candidates
-    /// before it. Each match is offered as soon as it is confirmed, while
-    /// every clause still sits at or before it, ready to score it.
+    /// Offers the `matches` that every clause of `others` (cheapest first)
+    /// also matches. The first of them is intersected in bulk, a stretch
+    /// of its current block at a time; the rest, which then see few
+    /// candidates, by forward seeks. Each match is offered as soon as it is
+    /// confirmed, while every clause still sits at or before it, ready to
+    /// score it.
     fn confirm<S: Sink>(&mut self, others: &[usize], sink: &mut S) {
-        let mut i = 0;
-        'next: while i < self.matches.len() {
-            let doc = self.matches[i];
-            for &o in others {
-                let d = self.cursors[o].seek(doc);
-                if d != doc {
-                    i = kernels::find_next_geq(&self.matches, i + 1, d);
-                    continue 'next;
+        let Some((&next, rest)) = others.split_first() else {
+            return;
+        };
+        let mut from = 0;
+        while from < self.matches.len() {
+            let c = &mut self.cursors[next];
+            if c.seek(self.matches[from]) == NO_MORE {
+                return;
+            }
+            // The block holds a doc >= the first candidate, so `end` is
+            // above it and every stretch makes progress.
+            let last = c.block_rest().last().copied().unwrap_or(NO_MORE);
+            let to = from + count_below(&self.matches[from..], last.saturating_add(1));
+            self.hits.clear();
+            kernels::intersect_into(&self.matches[from..to], c.block_rest(), &mut self.hits);
+            for i in 0..self.hits.len() {
+                let doc = self.hits[i];
+                if rest.iter().any(|&o| self.cursors[o].seek(doc) != doc)
+                    || self
+                        .must_not
+                        .iter()
+                        .any(|&m| self.cursors[m].seek(doc) == doc)
+                    || self.seg.is_deleted(doc)
+                {
+                    continue;
                 }
+                sink.count(1);
+                let (cursors, occurs) = (&mut self.cursors, &self.occurs);
+                sink.offer(doc, || Self::score(cursors, occurs, doc));
             }
-            i += 1;
-            let excluded = self
-                .must_not
-                .iter()
-                .any(|&m| self.cursors[m].seek(doc) == doc);
-            if excluded || self.seg.is_deleted(doc) {
-                continue;
-            }
-            sink.count(1);
-            let (cursors, occurs) = (&mut self.cursors, &self.occurs);
-            sink.offer(doc, || Self::score(cursors, occurs, doc));
+            from = to;
         }
     }
 
-    /// The union of the `should` clauses, a window at a time.
+    /// The union of the `should` clauses, a window at a time. Without
+    /// excluded clauses, only the union of what each clause keeps after the
+    /// sink's filter is built and offered; the window's matches are then
+    /// counted by popcount over a bitset of its postings (a dense window,
+    /// at least a posting per 64 documents), or, when the total may be a
+    /// lower bound, not at all. Otherwise the window is merged in full.
     fn union<S: Sink>(&mut self, should: &[usize], sink: &mut S) {
-        let mut bits = [0u64; WORDS];
+        let mut bits = [0u64; WORDS + 1];
         let mut ends = vec![0usize; self.cursors.len()];
         loop {
             let start = should
@@ -224,41 +242,97 @@ impl Exec<'_> {
             if start == NO_MORE {
                 break;
             }
-            // Inside the ord block and every clause's current block.
-            let mut end = block_end(start);
+            let mut end = match sink.window(start) {
+                Window::Take(end) => end,
+                Window::Skip(end) => {
+                    for &i in should {
+                        self.cursors[i].seek(end);
+                    }
+                    continue;
+                }
+            };
+            // Inside every clause's current block.
             for &i in should {
                 if let Some(&last) = self.cursors[i].block_rest().last() {
                     end = end.min(last.saturating_add(1));
                 }
             }
-            if !sink.window(start, end) {
-                for &i in should {
-                    self.cursors[i].seek(end);
-                }
-                continue;
-            }
-            let words = (end - start).div_ceil(64) as usize;
-            bits[..words].fill(0);
+            let mut postings = 0;
             for &i in should {
                 let c = &self.cursors[i];
-                let docs = c.block_rest();
-                let n = count_below(docs, end);
-                for &d in &docs[..n] {
-                    let x = d - start;
-                    bits[(x >> 6) as usize] |= 1u64 << (x & 63);
-                }
+                let n = count_below(c.block_rest(), end);
                 ends[i] = c.pos() + n;
+                postings += n;
             }
-            self.matches.clear();
-            for (w, &word) in bits[..words].iter().enumerate() {
-                let mut word = word;
-                let at = start + (w as u32) * 64;
-                while word != 0 {
-                    self.matches.push(at + word.trailing_zeros());
-                    word &= word - 1;
+            // Bits from a word-aligned base, so deletions mask whole words.
+            let base = start & !63;
+            let words = (end - base).div_ceil(64) as usize;
+            let dense = words <= bits.len() && postings >= words;
+            let prefilter = sink.prefilter();
+            if self.must_not.is_empty() && (dense || prefilter) {
+                if !prefilter {
+                    // Count the union exactly, by popcount.
+                    bits[..words].fill(0);
+                    for &i in should {
+                        let c = &self.cursors[i];
+                        for &d in &c.block_rest()[..ends[i] - c.pos()] {
+                            let x = d - base;
+                            bits[(x >> 6) as usize] |= 1u64 << (x & 63);
+                        }
+                    }
+                    let live: u32 = match self.seg.deletes.as_deref() {
+                        None => bits[..words].iter().map(|w| w.count_ones()).sum(),
+                        Some(del) => {
+                            let del = del.get(base as usize / 64..).unwrap_or(&[]);
+                            bits[..words]
+                                .iter()
+                                .enumerate()
+                                .map(|(w, b)| (b & !del.get(w).copied().unwrap_or(0)).count_ones())
+                                .sum()
+                        }
+                    };
+                    sink.count(live as usize);
                 }
+                // Offer the union of what each clause keeps after the filter.
+                self.matches.clear();
+                for &i in should {
+                    let c = &self.cursors[i];
+                    let docs = &c.block_rest()[..ends[i] - c.pos()];
+                    self.hits.clear();
+                    self.hits.extend_from_slice(docs);
+                    sink.filter(&mut self.hits);
+                    if prefilter {
+                        sink.dropped(docs.len() - self.hits.len());
+                    }
+                    self.tmp.clear();
+                    kernels::union_into(&self.matches, &self.hits, &mut self.tmp);
+                    std::mem::swap(&mut self.matches, &mut self.tmp);
+                }
+                for k in 0..self.matches.len() {
+                    let doc = self.matches[k];
+                    if self.seg.is_deleted(doc) {
+                        continue;
+                    }
+                    if prefilter {
+                        sink.count(1);
+                    }
+                    let (cursors, occurs) = (&mut self.cursors, &self.occurs);
+                    sink.offer(doc, || Self::score(cursors, occurs, doc));
+                }
+            } else {
+                self.matches.clear();
+                for &i in should {
+                    let c = &self.cursors[i];
+                    self.tmp.clear();
+                    kernels::union_into(
+                        &self.matches,
+                        &c.block_rest()[..ends[i] - c.pos()],
+                        &mut self.tmp,
+                    );
+                    std::mem::swap(&mut self.matches, &mut self.tmp);
+                }
+                self.finish(sink);
             }
-            self.finish(sink);
             for &i in should {
                 if self.cursors[i].doc() != NO_MORE {
                     self.cursors[i].move_to(ends[i]);
