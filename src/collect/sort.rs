@@ -132,7 +132,7 @@ impl OrdAction<'_> {
         }
         let ok = |o: u32| self.key_of_ord(o) <= bottom;
         let (lo, hi) = if self.flip == 0 {
-            (0, partition_point(self.card, &ok))
+            (0, partition_point(self.card, ok))
         } else {
             (partition_point(self.card, |o| !ok(o)), self.card)
         };
