@@ -31,6 +31,9 @@ use crate::format::ords;
 use crate::read::{LiveSegment, SortColumn};
 use crate::schema::{FieldId, FieldType, Schema};
 
+/// The most ord blocks one [`Sink::window`] answer takes.
+const WINDOW_BLOCKS: usize = 8;
+
 /// A rule, resolved against the schema.
 #[derive(Clone, Copy, Debug)]
 enum Rule {
@@ -518,19 +521,27 @@ impl Sink for SortCollector<'_> {
             return Window::Take(u32::MAX);
         }
         let block = start as usize / ords::ORD_BLOCK;
-        let end = ((block + 1) * ords::ORD_BLOCK).min(u32::MAX as usize) as u32;
+        let end_of = |b: usize| ((b + 1) * ords::ORD_BLOCK).min(u32::MAX as usize) as u32;
         if !self.is_full() {
-            return Window::Take(end);
+            return Window::Take(end_of(block));
         }
         let col = self.columns[0].as_ref().expect("field rule has a column");
-        let (lo, hi) = col.block_bounds(block);
-        let best = if a.flip == 0 { lo } else { hi };
-        if a.key_of_ord(best) > self.bottom_keys[0] {
+        let competitive = |b: usize| {
+            let (lo, hi) = col.block_bounds(b);
+            a.key_of_ord(if a.flip == 0 { lo } else { hi }) <= self.bottom_keys[0]
+        };
+        if !competitive(block) {
             self.skipped_blocks += 1;
-            Window::Skip(end)
-        } else {
-            Window::Take(end)
+            return Window::Skip(end_of(block));
         }
+        // Take the run of blocks that can compete now, up to a bound, so
+        // windows stay long while a better bottom still gets its chance.
+        let last = (block + WINDOW_BLOCKS).min(col.num_blocks());
+        let mut b = block + 1;
+        while b < last && competitive(b) {
+            b += 1;
+        }
+        Window::Take(end_of(b - 1))
     }
 
     #[inline]

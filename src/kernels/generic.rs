@@ -13,8 +13,6 @@
 //! Everything here is `#[inline(always)]` so that it is compiled inside the
 //! caller's `#[target_feature]` function, where the vector intrinsics inline.
 
-use super::scalar;
-
 /// Number of `u32` lanes in a [`Vector`].
 pub(super) const LANES: usize = 8;
 
@@ -246,8 +244,9 @@ pub(super) unsafe fn seek<V: Vector>(docs: &[u32], from: usize, target: u32) -> 
 
 /// Block-wise 2-way intersection (Schlegel/Lemire style): compare 8 elements
 /// of `a` against 8 elements of `b` all-pairs, compress-store the matches,
-/// advance whichever block has the smaller maximum (both on a tie). The tail
-/// (fewer than 8 left in either list) is merged by the scalar code.
+/// advance whichever block has the smaller maximum (both on a tie). In the
+/// tail (fewer than 8 left in one list) each remaining element of that list
+/// is looked up in the other with [`find_next_geq`].
 ///
 /// # Safety
 ///
@@ -281,7 +280,23 @@ pub(super) unsafe fn intersect_blocks<V: Vector>(a: &[u32], b: &[u32], out: &mut
         i += LANES * usize::from(a_max <= b_max);
         j += LANES * usize::from(b_max <= a_max);
     }
-    scalar::merge_into(&a[i..], &b[j..], out);
+    // Fewer than LANES left on one side: each of those probes the other
+    // side (which may be long) instead of walking it element by element.
+    let (short, long, mut k) = if a.len() - i < LANES {
+        (&a[i..], b, j)
+    } else {
+        (&b[j..], a, i)
+    };
+    for &x in short {
+        // SAFETY: forwarded from this function's contract.
+        k = unsafe { find_next_geq::<V>(long, k, x) };
+        if k == long.len() {
+            break;
+        }
+        if long[k] == x {
+            out.push(x);
+        }
+    }
 }
 
 /// [`Primitives::seek`] for an arbitrarily long `docs`: exponential probes

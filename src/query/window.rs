@@ -80,6 +80,7 @@ pub fn run<S: Sink>(node: &Node, seg: &LiveSegment, sink: &mut S) -> Result<bool
         occurs,
         must_not,
         matches: Vec::with_capacity(ORD_BLOCK),
+        all: Vec::with_capacity(BLOCK_LEN),
         hits: Vec::with_capacity(BLOCK_LEN),
         tmp: Vec::with_capacity(ORD_BLOCK),
     };
@@ -104,6 +105,7 @@ struct Exec<'a> {
     /// The window's matches, then (after the sink's filter) its candidates.
     matches: Vec<u32>,
     /// Scratch lists for the kernels.
+    all: Vec<u32>,
     hits: Vec<u32>,
     tmp: Vec<u32>,
 }
@@ -170,12 +172,6 @@ impl Exec<'_> {
             if others.is_empty() {
                 self.finish(sink);
             } else {
-                // A conjunction may reject by field values before it
-                // consults the other clauses.
-                if sink.prefilter() {
-                    sink.filter(&mut self.matches);
-                    sink.dropped(n - self.matches.len());
-                }
                 self.confirm(others, sink);
             }
             // Scoring moved the lead forward inside the window only.
@@ -185,28 +181,44 @@ impl Exec<'_> {
 
     /// Offers the `matches` that every clause of `others` (cheapest first)
     /// also matches. The first of them is intersected in bulk, a stretch
-    /// of its current block at a time; the rest, which then see few
-    /// candidates, by forward seeks. Each match is offered as soon as it is
-    /// confirmed, while every clause still sits at or before it, ready to
-    /// score it.
+    /// of its current block at a time. With no further clause, the
+    /// stretch's matches go to [`Self::finish`]; otherwise the sink's
+    /// filter may thin them first (when the total may be a lower bound),
+    /// and the rest of the clauses, which then see few candidates, confirm
+    /// them by forward seeks, each match offered as soon as it is
+    /// confirmed, while every clause still sits at or before it.
     fn confirm<S: Sink>(&mut self, others: &[usize], sink: &mut S) {
         let Some((&next, rest)) = others.split_first() else {
             return;
         };
+        let all = std::mem::take(&mut self.all);
+        let mut all = all;
+        all.clear();
+        all.extend_from_slice(&self.matches);
         let mut from = 0;
-        while from < self.matches.len() {
+        while from < all.len() {
             let c = &mut self.cursors[next];
-            if c.seek(self.matches[from]) == NO_MORE {
-                return;
+            if c.seek(all[from]) == NO_MORE {
+                break;
             }
             // The block holds a doc >= the first candidate, so `end` is
             // above it and every stretch makes progress.
             let last = c.block_rest().last().copied().unwrap_or(NO_MORE);
-            let to = from + count_below(&self.matches[from..], last.saturating_add(1));
-            self.hits.clear();
-            kernels::intersect_into(&self.matches[from..to], c.block_rest(), &mut self.hits);
-            for i in 0..self.hits.len() {
-                let doc = self.hits[i];
+            let to = from + count_below(&all[from..], last.saturating_add(1));
+            self.matches.clear();
+            kernels::intersect_into(&all[from..to], c.block_rest(), &mut self.matches);
+            from = to;
+            if rest.is_empty() {
+                self.finish(sink);
+                continue;
+            }
+            if sink.prefilter() {
+                let n = self.matches.len();
+                sink.filter(&mut self.matches);
+                sink.dropped(n - self.matches.len());
+            }
+            for i in 0..self.matches.len() {
+                let doc = self.matches[i];
                 if rest.iter().any(|&o| self.cursors[o].seek(doc) != doc)
                     || self
                         .must_not
@@ -220,8 +232,8 @@ impl Exec<'_> {
                 let (cursors, occurs) = (&mut self.cursors, &self.occurs);
                 sink.offer(doc, || Self::score(cursors, occurs, doc));
             }
-            from = to;
         }
+        self.all = all;
     }
 
     /// The union of the `should` clauses, a window at a time. Without
