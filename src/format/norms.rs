@@ -53,9 +53,10 @@ pub fn norm_to_length(norm: u8) -> u32 {
     }
 }
 
-/// All 256 decoded lengths, indexed by norm byte.
-pub fn length_table() -> [u32; 256] {
-    std::array::from_fn(|b| norm_to_length(b as u8))
+/// All 256 decoded lengths, indexed by norm byte (computed once).
+pub fn length_table() -> &'static [u32; 256] {
+    static TABLE: std::sync::OnceLock<[u32; 256]> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| std::array::from_fn(|b| norm_to_length(b as u8)))
 }
 
 #[cfg(test)]

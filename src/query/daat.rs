@@ -341,7 +341,7 @@ pub fn scorer<'a>(node: &'a Node, seg: &'a LiveSegment) -> Result<Option<Box<dyn
 /// The scorer of one term over `seg`, or `None` when the segment lacks it.
 pub fn term_scorer<'a>(t: &'a TermNode, seg: &'a LiveSegment) -> Result<Option<TermScorer<'a>>> {
     let r = &seg.reader;
-    let Some(info) = r.term(t.field, &t.key)? else {
+    let Some(info) = t.info(seg) else {
         return Ok(None);
     };
     let postings = r.postings(&info)?;

@@ -6,7 +6,7 @@ use crate::analysis;
 use crate::error::{Error, Result};
 use crate::query::bm25::TermWeight;
 use crate::query::{Occur, Operator, Query};
-use crate::read::Snapshot;
+use crate::read::{LiveSegment, Snapshot, TermInfo};
 use crate::schema::{FieldId, FieldType};
 
 /// A term clause with its corpus-wide weight.
@@ -22,6 +22,18 @@ pub struct TermNode {
     pub doc_freq: u64,
     /// BM25 constants.
     pub weight: Arc<TermWeight>,
+    /// Where the term is in each segment holding it, by the address of the
+    /// segment's reader (see [`TermNode::info`]).
+    infos: Vec<(usize, TermInfo)>,
+}
+
+impl TermNode {
+    /// The term's postings info in `seg` (a segment of the snapshot the
+    /// plan was compiled against), or `None` when `seg` lacks the term.
+    pub fn info(&self, seg: &LiveSegment) -> Option<TermInfo> {
+        let key = Arc::as_ptr(&seg.reader) as usize;
+        self.infos.iter().find(|(k, _)| *k == key).map(|(_, i)| *i)
+    }
 }
 
 /// A compiled query node.
@@ -104,9 +116,11 @@ pub fn compile(query: &Query, snap: &Snapshot) -> Result<Node> {
 fn term_node(snap: &Snapshot, field: FieldId, key: Vec<u8>, has_norms: bool) -> Result<Node> {
     let mut doc_freq = 0u64;
     let mut total_tokens = 0u64;
+    let mut infos = Vec::new();
     for s in snap.segments() {
         if let Some(info) = s.reader.term(field, &key)? {
             doc_freq += u64::from(info.df);
+            infos.push((Arc::as_ptr(&s.reader) as usize, info));
         }
         total_tokens += s.reader.total_tokens(field);
     }
@@ -120,6 +134,7 @@ fn term_node(snap: &Snapshot, field: FieldId, key: Vec<u8>, has_norms: bool) -> 
         has_norms,
         doc_freq,
         weight: Arc::new(weight),
+        infos,
     }))
 }
 

@@ -79,10 +79,10 @@ pub fn run<S: Sink>(node: &Node, seg: &LiveSegment, sink: &mut S) -> Result<bool
         cursors,
         occurs,
         must_not,
-        matches: Vec::with_capacity(ORD_BLOCK),
+        matches: Vec::with_capacity(2 * BLOCK_LEN),
         all: Vec::with_capacity(BLOCK_LEN),
         hits: Vec::with_capacity(BLOCK_LEN),
-        tmp: Vec::with_capacity(ORD_BLOCK),
+        tmp: Vec::with_capacity(2 * BLOCK_LEN),
     };
     match (required.split_first(), should.as_slice()) {
         (Some((&lead, rest)), _) => ex.lead(lead, rest, sink),
