@@ -362,37 +362,33 @@ impl<'a> PforRun<'a> {
         prev: Option<u32>,
         out: &mut [u32; BLOCK_LEN],
     ) -> Result<(), BadPostings> {
-        let start = prev.map_or(0, |p| u64::from(p) + 1);
-        let mut bound = start + ((BLOCK_LEN as u64) << self.bits);
-        let mut at = [0u8; BLOCK_LEN];
-        let mut high = [0u32; BLOCK_LEN];
-        let mut n = 0;
-        if self.count > 0 {
-            let bits = self.bits;
-            self.for_each_exception(|i, h| {
-                at[n] = i as u8;
-                high[n] = h << bits;
-                bound += u64::from(h) << bits;
-                n += 1;
-            })?;
-        }
-        if bound > u64::from(u32::MAX) {
-            return Err(BadPostings("doc ids overflow"));
-        }
         packer.decompress_strictly_sorted(prev, self.packed, out, self.bits);
         // Each exception's high bits shift its doc and every later one: add
-        // the running shift to each run between exceptions (no serial chain).
-        let mut add = 0u32;
-        for k in 0..n {
-            add = add.wrapping_add(high[k]);
-            let end = if k + 1 < n {
-                usize::from(at[k + 1])
-            } else {
-                BLOCK_LEN
-            };
-            for d in &mut out[usize::from(at[k])..end] {
+        // the running shift to each run between exceptions, in one pass over
+        // the exception list.
+        let start = prev.map_or(0, |p| u64::from(p) + 1);
+        let mut bound = start + ((BLOCK_LEN as u64) << self.bits);
+        if self.count > 0 {
+            let bits = self.bits;
+            let (mut add, mut from) = (0u32, 0usize);
+            self.for_each_exception(|i, h| {
+                for d in &mut out[from..i] {
+                    *d = d.wrapping_add(add);
+                }
+                // `h` fits in the bits above `bits` (checked), so this is exact.
+                let shift = u64::from(h) << bits;
+                add = add.wrapping_add(shift as u32);
+                bound += shift;
+                from = i;
+            })?;
+            for d in &mut out[from..] {
                 *d = d.wrapping_add(add);
             }
+        }
+        // Checked after the fact: with wrapping adds nothing above is unsound,
+        // and an overflowing block is rejected whatever it decoded to.
+        if bound > u64::from(u32::MAX) {
+            return Err(BadPostings("doc ids overflow"));
         }
         Ok(())
     }
