@@ -47,6 +47,8 @@ enum Rule {
         field: FieldId,
         ty: FieldType,
         desc: bool,
+        /// Index among the field rules (the hit's value slot).
+        slot: usize,
     },
 }
 
@@ -68,10 +70,13 @@ struct Entry {
     score: f32,
     scored: bool,
     seg: u32,
-    /// Whether the slots' values (`num`, `text`) are filled in; ords alone
+    /// Whether the slots' values (`num`, `text`) are filled in; keys alone
     /// order hits of one segment.
     resolved: bool,
     slots: Vec<Slot>,
+    /// One key per rule in the current segment's key space (smaller is
+    /// better): see [`SortCollector::worse`].
+    keys: Vec<u64>,
 }
 
 /// A field rule's action for the current segment.
@@ -211,8 +216,6 @@ pub struct SortCollector<'a> {
     skipped_blocks: u64,
     /// Documents rejected by ord before they were known to match.
     dropped_docs: u64,
-    /// Kept hits of earlier segments (compared with this segment's by value).
-    foreign: usize,
 }
 
 impl<'a> SortCollector<'a> {
@@ -235,6 +238,10 @@ impl<'a> SortCollector<'a> {
                     field,
                     ty: schema.def(field).ty,
                     desc: r.descending,
+                    slot: rules
+                        .iter()
+                        .filter(|r| matches!(r, Rule::Field { .. }))
+                        .count(),
                 },
             };
             // Rules after a doc rule never decide (doc numbers are unique)
@@ -259,7 +266,6 @@ impl<'a> SortCollector<'a> {
             scored: 0,
             skipped_blocks: 0,
             dropped_docs: 0,
-            foreign: 0,
             rules,
         }
     }
@@ -271,12 +277,10 @@ impl<'a> SortCollector<'a> {
     /// Moves to segment number `index` of the snapshot.
     pub fn set_segment(&mut self, index: u32, seg: &'a LiveSegment) {
         self.resolve_all();
-        self.foreign = self.heap.len();
         self.seg = index;
         self.base = seg.base as u32;
         self.columns.clear();
         self.actions.clear();
-        let mut slot = 0;
         for rule in &self.rules {
             match *rule {
                 Rule::Score { desc } => {
@@ -287,7 +291,9 @@ impl<'a> SortCollector<'a> {
                     self.columns.push(None);
                     self.actions.push(Action::Doc { desc });
                 }
-                Rule::Field { field, desc, .. } => {
+                Rule::Field {
+                    field, desc, slot, ..
+                } => {
                     let col = seg
                         .reader
                         .sort_column(field)
@@ -307,7 +313,6 @@ impl<'a> SortCollector<'a> {
                         card: col.cardinality,
                         width: col.width,
                     };
-                    slot += 1;
                     self.actions.push(match col.width {
                         1 => Action::Ord1(a),
                         2 => Action::Ord2(a),
@@ -320,6 +325,23 @@ impl<'a> SortCollector<'a> {
                 }
             }
         }
+        // The kept hits' field keys, translated into this segment's key
+        // space: an absent value falls between two ords (an even key).
+        for e in &mut self.entries {
+            for (i, action) in self.actions.iter().enumerate() {
+                let Some(a) = action.ord() else { continue };
+                let s = &e.slots[a.slot];
+                e.keys[i] = if s.missing {
+                    u64::MAX
+                } else {
+                    let col = self.columns[i].as_ref().expect("field rule has a column");
+                    match col.find(s.num, &s.text) {
+                        Ok(o) => a.key_of_ord(o),
+                        Err(p) => a.key_between(p),
+                    }
+                };
+            }
+        }
         if self.is_full() {
             self.update_bottom();
         }
@@ -329,21 +351,7 @@ impl<'a> SortCollector<'a> {
     fn update_bottom(&mut self) {
         let bottom = &self.entries[self.heap[0] as usize];
         self.bottom_score = bottom.score;
-        for (i, action) in self.actions.iter().enumerate() {
-            let Some(a) = action.ord() else { continue };
-            let s = &bottom.slots[a.slot];
-            self.bottom_keys[i] = if s.missing {
-                u64::MAX
-            } else if bottom.seg == self.seg {
-                a.key_of_ord(s.ord)
-            } else {
-                let col = self.columns[i].as_ref().expect("field rule has a column");
-                match col.find(s.num, &s.text) {
-                    Ok(o) => a.key_of_ord(o),
-                    Err(p) => a.key_between(p),
-                }
-            };
-        }
+        self.bottom_keys.copy_from_slice(&bottom.keys);
         if let Some(a) = self.actions.first().and_then(Action::ord) {
             self.accepted = a.accepted(self.bottom_keys[0]);
         }
@@ -357,7 +365,7 @@ impl<'a> SortCollector<'a> {
     fn insert(&mut self, doc: u32, score: Option<f32>) {
         let was_full = self.is_full();
         let idx = if was_full {
-            // Recycle the evicted bottom entry (and its string buffers).
+            // Recycle the evicted bottom entry (and its buffers).
             self.heap[0] as usize
         } else {
             let slots = self.actions.iter().filter(|a| a.ord().is_some()).count();
@@ -368,29 +376,30 @@ impl<'a> SortCollector<'a> {
                 seg: 0,
                 resolved: false,
                 slots: vec![Slot::default(); slots],
+                keys: vec![0; self.rules.len()],
             });
             self.heap.push((self.entries.len() - 1) as u32);
             self.entries.len() - 1
         };
-        if was_full && self.entries[idx].seg != self.seg {
-            self.foreign -= 1;
-        }
         let e = &mut self.entries[idx];
         e.doc = self.base + doc;
         e.score = score.unwrap_or(0.0);
         e.scored = score.is_some();
         e.seg = self.seg;
         e.resolved = false;
-        for action in &self.actions {
-            let Some(a) = action.ord() else { continue };
-            let o = ords::get(a.ords, a.width, doc as usize);
-            let s = &mut e.slots[a.slot];
-            s.ord = o;
-            s.missing = o == a.missing;
-        }
-        // Hits of other segments compare by value: give this one its values.
-        if self.foreign > 0 {
-            resolve(e, &self.actions, &self.columns);
+        for (i, action) in self.actions.iter().enumerate() {
+            e.keys[i] = match action {
+                Action::Score { desc } => score_key(e.score, *desc),
+                Action::Doc { desc } => u64::from(if *desc { !e.doc } else { e.doc }),
+                _ => {
+                    let a = action.ord().expect("a field action");
+                    let o = ords::get(a.ords, a.width, doc as usize);
+                    let s = &mut e.slots[a.slot];
+                    s.ord = o;
+                    s.missing = o == a.missing;
+                    a.key_of_ord(o)
+                }
+            };
         }
         if was_full {
             self.sift_down(0);
@@ -413,7 +422,7 @@ impl<'a> SortCollector<'a> {
 
     /// Whether entry `a` sorts after entry `b` (is worse).
     fn worse(&self, a: u32, b: u32) -> bool {
-        compare_entries(
+        compare(
             &self.rules,
             &self.entries[a as usize],
             &self.entries[b as usize],
@@ -473,7 +482,7 @@ impl<'a> SortCollector<'a> {
         self.resolve_all();
         let mut order: Vec<u32> = self.heap.clone();
         order.sort_by(|&a, &b| {
-            compare_entries(
+            compare(
                 &self.rules,
                 &self.entries[a as usize],
                 &self.entries[b as usize],
@@ -656,35 +665,37 @@ fn slot_value(ty: FieldType, s: &Slot) -> Value {
     }
 }
 
-/// Orders two kept hits by the rules, then by doc number.
-fn compare_entries(rules: &[Rule], a: &Entry, b: &Entry) -> Ordering {
-    let mut slot = 0;
-    for r in rules {
-        let (o, desc) = match *r {
-            Rule::Score { desc } => (a.score.total_cmp(&b.score), desc),
-            Rule::Doc { desc } => (a.doc.cmp(&b.doc), desc),
-            Rule::Field { ty, desc, .. } => {
-                let (x, y) = (&a.slots[slot], &b.slots[slot]);
-                slot += 1;
-                match (x.missing, y.missing) {
-                    (true, true) => continue,
-                    (true, false) => return Ordering::Greater,
-                    (false, true) => return Ordering::Less,
-                    (false, false) => {}
-                }
-                let o = if a.seg == b.seg {
-                    x.ord.cmp(&y.ord)
-                } else if matches!(ty, FieldType::I64 | FieldType::F64) {
-                    x.num.cmp(&y.num)
-                } else {
-                    x.text.as_bytes().cmp(y.text.as_bytes())
-                };
-                (o, desc)
+/// An order-preserving key of a score, smaller for better scores.
+fn score_key(score: f32, desc: bool) -> u64 {
+    let b = score.to_bits();
+    // The IEEE total order as an unsigned order (as `f32::total_cmp`).
+    let asc = if b >> 31 == 1 { !b } else { b | 0x8000_0000 };
+    u64::from(if desc { !asc } else { asc })
+}
+
+/// Orders two kept hits: by their keys rule by rule, then by doc number.
+/// Keys of the current segment are exact; a kept hit of an earlier segment
+/// whose value is absent here has an even key between two ords, and two
+/// such hits with the same key compare by value.
+fn compare(rules: &[Rule], a: &Entry, b: &Entry) -> Ordering {
+    for (i, r) in rules.iter().enumerate() {
+        let (x, y) = (a.keys[i], b.keys[i]);
+        if x != y {
+            return x.cmp(&y);
+        }
+        if let Rule::Field { ty, desc, slot, .. } = *r
+            && x & 1 == 0
+        {
+            let (p, q) = (&a.slots[slot], &b.slots[slot]);
+            let o = if matches!(ty, FieldType::I64 | FieldType::F64) {
+                p.num.cmp(&q.num)
+            } else {
+                p.text.as_bytes().cmp(q.text.as_bytes())
+            };
+            let o = if desc { o.reverse() } else { o };
+            if o != Ordering::Equal {
+                return o;
             }
-        };
-        let o = if desc { o.reverse() } else { o };
-        if o != Ordering::Equal {
-            return o;
         }
     }
     a.doc.cmp(&b.doc)
