@@ -269,6 +269,11 @@ static void searcher_errors(const char *dir, const char *scratch) {
     EXPECT(quarry_searcher_search(s, NULL, NULL, 0, 10, &h), QUARRY_NULL_ARGUMENT);
     CHECK_MSG("query is NULL");
     EXPECT(quarry_searcher_search(s, q, NULL, 0, 10, NULL), QUARRY_NULL_ARGUMENT);
+    EXPECT(quarry_searcher_search_flags(NULL, q, NULL, 0, 10, 0, &h), QUARRY_NULL_ARGUMENT);
+    EXPECT(quarry_searcher_search_flags(s, q, NULL, 0, 10, 0, NULL), QUARRY_NULL_ARGUMENT);
+    EXPECT(quarry_searcher_search_flags(s, q, NULL, 0, 10, 2, &h), QUARRY_INVALID_ARGUMENT);
+    EXPECT(quarry_searcher_search_flags(s, q, NULL, 0, 10, 0x80000000u, &h), QUARRY_INVALID_ARGUMENT);
+    CHECK_MSG("unknown search flags");
     {
         quarry_query *bad = ffi_match("nope", "alpha", QUARRY_OPERATOR_OR);
         EXPECT(quarry_searcher_search(s, bad, NULL, 0, 10, &h), QUARRY_SCHEMA);

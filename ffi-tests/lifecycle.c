@@ -254,6 +254,17 @@ static void check_sorting(const quarry_searcher *s) {
     EXPECT(quarry_hits_sort_value_i64(h, 5, 0, &iv), QUARRY_NO_VALUE);
     OK(quarry_hits_sort_value_type(h, 2, 1, &ty));
     CHECK(ty == QUARRY_VALUE_I64);
+
+    /* the same hits when the total may be a lower bound */
+    {
+        quarry_hits *lb = NULL;
+        OK(quarry_searcher_search_flags(s, all, sort, 0, 10, QUARRY_SEARCH_TOTAL_LOWER_BOUND, &lb));
+        CHECK(quarry_hits_len(lb) == quarry_hits_len(h));
+        for (i = 0; i < quarry_hits_len(lb) && i < quarry_hits_len(h); i++) CHECK(hit_id(lb, i) == hit_id(h, i));
+        CHECK(quarry_hits_total(lb) <= 6);
+        CHECK(!quarry_hits_total_is_exact(lb) || quarry_hits_total(lb) == 6);
+        quarry_hits_free(lb);
+    }
     quarry_hits_free(h);
 
     /* paging through a sorted result */

@@ -163,6 +163,11 @@ typedef uint32_t quarry_sort_order;
 typedef uint32_t quarry_exec_mode;
 
 /**
+ * Flags of `quarry_searcher_search_flags` (bits, OR-ed together).
+ */
+typedef uint32_t quarry_search_flags;
+
+/**
  * The type of a value: one of the `QUARRY_VALUE_*` constants.
  */
 typedef uint32_t quarry_value_type;
@@ -337,6 +342,14 @@ typedef uint32_t quarry_value_type;
  * Document-at-a-time iteration over posting blocks.
  */
 #define QUARRY_EXEC_DAAT 3
+
+/**
+ * The total may be a lower bound: a search may then skip documents that
+ * cannot enter the page without counting them, and
+ * `quarry_hits_total_is_exact` says whether it did. Sorted searches whose
+ * first rule is a field use it to skip whole blocks of documents.
+ */
+#define QUARRY_SEARCH_TOTAL_LOWER_BOUND 1
 
 /**
  * No value (the document has none for the sort field).
@@ -924,8 +937,9 @@ quarry_exec_mode quarry_searcher_exec_mode(const quarry_searcher *searcher);
 /**
  * Runs `query` and returns the page of hits `[offset, offset + limit)`
  * in the order of `sort`, or, when `sort` is NULL, by score descending
- * then document number ascending. The total number of matches is counted
- * too (`quarry_hits_total`).
+ * then document number ascending. Every match is counted
+ * (`quarry_hits_total`). The same as `quarry_searcher_search_flags` with
+ * no flags.
  *
  * `sort` may be NULL; `query` and `sort` are only read (still owned by the
  * caller) and may be freed right after the call.
@@ -949,6 +963,26 @@ quarry_status quarry_searcher_search(const quarry_searcher *searcher,
                                      size_t offset,
                                      size_t limit,
                                      quarry_hits **out);
+
+/**
+ * `quarry_searcher_search` with `flags`, a combination of the
+ * `QUARRY_SEARCH_*` flags (0 for none). The hits are the same whatever the
+ * flags; with `QUARRY_SEARCH_TOTAL_LOWER_BOUND` the total may be a lower
+ * bound (see `quarry_hits_total_is_exact`).
+ *
+ * Ownership, thread safety and errors as `quarry_searcher_search`, and
+ * `QUARRY_INVALID_ARGUMENT` for an unknown flag bit.
+ *
+ * # Safety
+ * As `quarry_searcher_search`.
+ */
+quarry_status quarry_searcher_search_flags(const quarry_searcher *searcher,
+                                           const quarry_query *query,
+                                           const quarry_sort *sort,
+                                           size_t offset,
+                                           size_t limit,
+                                           quarry_search_flags flags,
+                                           quarry_hits **out);
 
 /**
  * Frees a searcher. NULL is a no-op. Hits obtained from it stay valid.

@@ -181,10 +181,19 @@ pub unsafe extern "C" fn quarry_searcher_exec_mode(
     })
 }
 
+/// Flags of `quarry_searcher_search_flags` (bits, OR-ed together).
+pub type quarry_search_flags = u32;
+/// The total may be a lower bound: a search may then skip documents that
+/// cannot enter the page without counting them, and
+/// `quarry_hits_total_is_exact` says whether it did. Sorted searches whose
+/// first rule is a field use it to skip whole blocks of documents.
+pub const QUARRY_SEARCH_TOTAL_LOWER_BOUND: quarry_search_flags = 1;
+
 /// Runs `query` and returns the page of hits `[offset, offset + limit)`
 /// in the order of `sort`, or, when `sort` is NULL, by score descending
-/// then document number ascending. The total number of matches is counted
-/// too (`quarry_hits_total`).
+/// then document number ascending. Every match is counted
+/// (`quarry_hits_total`). The same as `quarry_searcher_search_flags` with
+/// no flags.
 ///
 /// `sort` may be NULL; `query` and `sort` are only read (still owned by the
 /// caller) and may be freed right after the call.
@@ -210,6 +219,30 @@ pub unsafe extern "C" fn quarry_searcher_search(
     limit: usize,
     out: *mut *mut quarry_hits,
 ) -> quarry_status {
+    // SAFETY: the same contract, passed on unchanged.
+    unsafe { quarry_searcher_search_flags(searcher, query, sort, offset, limit, 0, out) }
+}
+
+/// `quarry_searcher_search` with `flags`, a combination of the
+/// `QUARRY_SEARCH_*` flags (0 for none). The hits are the same whatever the
+/// flags; with `QUARRY_SEARCH_TOTAL_LOWER_BOUND` the total may be a lower
+/// bound (see `quarry_hits_total_is_exact`).
+///
+/// Ownership, thread safety and errors as `quarry_searcher_search`, and
+/// `QUARRY_INVALID_ARGUMENT` for an unknown flag bit.
+///
+/// # Safety
+/// As `quarry_searcher_search`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn quarry_searcher_search_flags(
+    searcher: *const quarry_searcher,
+    query: *const quarry_query,
+    sort: *const quarry_sort,
+    offset: usize,
+    limit: usize,
+    flags: quarry_search_flags,
+    out: *mut *mut quarry_hits,
+) -> quarry_status {
     guard(|| {
         // SAFETY: the caller guarantees a live searcher; only shared access is used.
         let searcher = unsafe { handle_ref(searcher, "searcher") }?;
@@ -222,6 +255,9 @@ pub unsafe extern "C" fn quarry_searcher_search(
             Some(unsafe { handle_ref(sort, "sort") }?)
         };
         check_out(out, "out")?;
+        if flags & !QUARRY_SEARCH_TOTAL_LOWER_BOUND != 0 {
+            return Err(Failure::invalid(format!("unknown search flags {flags:#x}")));
+        }
         let schema = searcher.schema();
         let q = query.resolve(schema)?;
         let spec = sort.map(|s| s.resolve(schema)).transpose()?;
@@ -230,7 +266,7 @@ pub unsafe extern "C" fn quarry_searcher_search(
             offset,
             limit,
             sort: spec,
-            exact_total: true,
+            exact_total: flags & QUARRY_SEARCH_TOTAL_LOWER_BOUND == 0,
         };
         let hits = searcher.search(&q, &req)?;
         let handle = new_hits(searcher.clone(), hits, rules);

@@ -127,6 +127,7 @@ fn status_codes_are_frozen_and_in_the_header() {
                 && !k.starts_with("QUARRY_OCCUR_")
                 && !k.starts_with("QUARRY_SORT_")
                 && !k.starts_with("QUARRY_EXEC_")
+                && !k.starts_with("QUARRY_SEARCH_")
                 && !k.starts_with("QUARRY_VALUE_")
                 && k != "QUARRY_H"
         })

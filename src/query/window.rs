@@ -1,25 +1,28 @@
 //! Window-at-a-time execution for collectors that can reject a document by
 //! its field values alone (sorted search).
 //!
-//! The loop works on windows of documents that lie inside one
-//! [`ORD_BLOCK`](crate::format::ords::ORD_BLOCK) and inside the current
-//! decoded posting block of every clause that produces candidates, so a
-//! window's candidates are plain slices of decoded blocks:
+//! The loop hands the [`Sink`] windows of matches cut from decoded posting
+//! blocks, so that rejecting a document costs an ord lookup in a tight
+//! loop (the sink's [`Sink::filter`]) and never a virtual call or a score:
 //!
-//! - a term, or a conjunction: the candidates are the lead clause's
-//!   documents (the cheapest required one); the other required clauses are
-//!   checked per candidate by forward seeks;
-//! - a disjunction: the optional clauses' documents in the window are
-//!   OR-ed into a bitset, which is then read in ascending order.
+//! - a term: the window is a slice of its current block;
+//! - a conjunction: the cheapest required clause leads; a stretch of its
+//!   block is intersected in bulk ([`kernels::intersect_into`]) with the
+//!   next-cheapest clause's current block, and the few survivors are
+//!   confirmed against any further clause by forward seeks;
+//! - a disjunction: each optional clause's documents in the window are
+//!   filtered, then merged ([`kernels::union_into`]); the window's matches
+//!   are counted by popcount over a bitset of its postings, unless the
+//!   total may be a lower bound.
 //!
-//! Before any of that, the [`Sink`] may reject the whole window (its ord
-//! block cannot hold a competitive value), and before a conjunction's other
-//! clauses are consulted it may reject single candidates by ord. Either
-//! makes the total a lower bound, so the sink only does so when allowed.
-//! Excluded and deleted documents are removed; every remaining match goes
-//! to [`Sink::collect`] with a closure that scores it on demand, summing the
-//! clause scores in clause order exactly as [`daat`] does, so both paths
-//! return the same bits.
+//! A window never extends past the current block of a clause that produces
+//! candidates, so every clause still sits at or before each document when
+//! it is offered, and the sink's score closure can position the scoring
+//! clauses by forward seeks, summing their scores in clause order exactly
+//! as [`daat`] does: both paths return the same bits. The sink decides where
+//! windows end ([`Sink::window`]) and may skip whole ord blocks that cannot
+//! hold a competitive value; excluded and deleted documents are removed
+//! before anything is offered.
 //!
 //! Only flat shapes run here (a term, or a boolean of terms); anything else
 //! runs document-at-a-time.
@@ -31,16 +34,17 @@ use crate::format::postings::BLOCK_LEN;
 use crate::kernels;
 use crate::query::Occur;
 use crate::query::daat::{self, NO_MORE, Scorer, TermScorer};
-use crate::query::plan::Node;
+use crate::query::plan::{Node, TermNode};
 use crate::read::LiveSegment;
 
-/// Words of the union bitset: one bit per document of an ord block.
+/// Words of the union bitset: one bit per document of an ord block (plus
+/// one, as the bits start at a word-aligned base below the window).
 const WORDS: usize = ORD_BLOCK / 64;
 
 /// Runs `node` over `seg` into `sink`. Returns `Ok(false)` without doing
 /// anything when the query's shape is not one this path handles.
 pub fn run<S: Sink>(node: &Node, seg: &LiveSegment, sink: &mut S) -> Result<bool> {
-    let flat: Vec<(Occur, &crate::query::plan::TermNode)> = match node {
+    let flat: Vec<(Occur, &TermNode)> = match node {
         Node::Empty => return Ok(true),
         Node::Term(t) => vec![(Occur::Must, t)],
         Node::Bool(clauses) => {
@@ -191,8 +195,7 @@ impl Exec<'_> {
         let Some((&next, rest)) = others.split_first() else {
             return;
         };
-        let all = std::mem::take(&mut self.all);
-        let mut all = all;
+        let mut all = std::mem::take(&mut self.all);
         all.clear();
         all.extend_from_slice(&self.matches);
         let mut from = 0;
