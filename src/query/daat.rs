@@ -198,17 +198,39 @@ pub struct BoolScorer<'a> {
     doc: u32,
 }
 
-impl<'a> BoolScorer<'a> {
-    fn new(children: Vec<Box<dyn Scorer + 'a>>, occurs: Vec<Occur>) -> Self {
-        let pick = |f: fn(Occur) -> bool| {
-            (0..occurs.len())
-                .filter(|&i| f(occurs[i]))
-                .collect::<Vec<_>>()
+/// A boolean's clauses by role: indexes into its clause list.
+pub struct Roles {
+    /// Must and filter clauses, cheapest first.
+    pub required: Vec<usize>,
+    /// Should clauses, in clause order.
+    pub should: Vec<usize>,
+    /// Must-not clauses, in clause order.
+    pub must_not: Vec<usize>,
+}
+
+impl Roles {
+    /// Sorts clauses by `occurs`; `cost(i)` orders the required ones.
+    pub fn of(occurs: &[Occur], cost: impl Fn(usize) -> u64) -> Roles {
+        let pick = |f: fn(Occur) -> bool| -> Vec<usize> {
+            (0..occurs.len()).filter(|&i| f(occurs[i])).collect()
         };
         let mut required = pick(|o| matches!(o, Occur::Must | Occur::Filter));
-        required.sort_by_key(|&i| children[i].cost());
-        let should = pick(|o| o == Occur::Should);
-        let must_not = pick(|o| o == Occur::MustNot);
+        required.sort_by_key(|&i| cost(i));
+        Roles {
+            required,
+            should: pick(|o| o == Occur::Should),
+            must_not: pick(|o| o == Occur::MustNot),
+        }
+    }
+}
+
+impl<'a> BoolScorer<'a> {
+    fn new(children: Vec<Box<dyn Scorer + 'a>>, occurs: Vec<Occur>) -> Self {
+        let Roles {
+            required,
+            should,
+            must_not,
+        } = Roles::of(&occurs, |i| children[i].cost());
         let mut s = BoolScorer {
             children,
             occurs,

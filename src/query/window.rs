@@ -33,7 +33,7 @@ use crate::format::ords::ORD_BLOCK;
 use crate::format::postings::BLOCK_LEN;
 use crate::kernels;
 use crate::query::Occur;
-use crate::query::daat::{self, NO_MORE, Scorer, TermScorer};
+use crate::query::daat::{self, NO_MORE, Roles, Scorer, TermScorer};
 use crate::query::plan::{Node, TermNode};
 use crate::read::LiveSegment;
 
@@ -71,13 +71,11 @@ pub fn run<S: Sink>(node: &Node, seg: &LiveSegment, sink: &mut S) -> Result<bool
             (None, _) => {}
         }
     }
-    let pick = |f: fn(Occur) -> bool| -> Vec<usize> {
-        (0..occurs.len()).filter(|&i| f(occurs[i])).collect()
-    };
-    let mut required = pick(|o| matches!(o, Occur::Must | Occur::Filter));
-    required.sort_by_key(|&i| cursors[i].cost());
-    let should = pick(|o| o == Occur::Should);
-    let must_not = pick(|o| o == Occur::MustNot);
+    let Roles {
+        required,
+        should,
+        must_not,
+    } = Roles::of(&occurs, |i| cursors[i].cost());
     let mut ex = Exec {
         seg,
         cursors,
