@@ -210,6 +210,10 @@ pub struct SortCollector<'a> {
     bottom_score: f32,
     /// The first rule's ords that can still compete ([`OrdAction::accepted`]).
     accepted: Option<(u32, u32)>,
+    /// The bottom key `accepted` was computed for (in this segment).
+    accepted_for: Option<u64>,
+    /// Whether some kept hit has a between-ords key (see [`compare`]).
+    between: bool,
     may_skip: bool,
     total: u64,
     scored: u64,
@@ -261,6 +265,8 @@ impl<'a> SortCollector<'a> {
             bottom_keys: vec![0; rules.len()],
             bottom_score: 0.0,
             accepted: None,
+            accepted_for: None,
+            between: false,
             may_skip,
             total: 0,
             scored: 0,
@@ -337,11 +343,15 @@ impl<'a> SortCollector<'a> {
                     let col = self.columns[i].as_ref().expect("field rule has a column");
                     match col.find(s.num, &s.text) {
                         Ok(o) => a.key_of_ord(o),
-                        Err(p) => a.key_between(p),
+                        Err(p) => {
+                            self.between = true;
+                            a.key_between(p)
+                        }
                     }
                 };
             }
         }
+        self.accepted_for = None;
         if self.is_full() {
             self.update_bottom();
         }
@@ -353,7 +363,11 @@ impl<'a> SortCollector<'a> {
         self.bottom_score = bottom.score;
         self.bottom_keys.copy_from_slice(&bottom.keys);
         if let Some(a) = self.actions.first().and_then(Action::ord) {
-            self.accepted = a.accepted(self.bottom_keys[0]);
+            // The bottom's first key changes far less often than the bottom.
+            if self.accepted_for != Some(self.bottom_keys[0]) {
+                self.accepted = a.accepted(self.bottom_keys[0]);
+                self.accepted_for = Some(self.bottom_keys[0]);
+            }
         }
     }
 
@@ -421,12 +435,16 @@ impl<'a> SortCollector<'a> {
     }
 
     /// Whether entry `a` sorts after entry `b` (is worse).
+    #[inline]
     fn worse(&self, a: u32, b: u32) -> bool {
-        compare(
-            &self.rules,
-            &self.entries[a as usize],
-            &self.entries[b as usize],
-        ) == Ordering::Greater
+        let (a, b) = (&self.entries[a as usize], &self.entries[b as usize]);
+        let o = if self.between {
+            compare(&self.rules, a, b)
+        } else {
+            // No kept hit has a between-ords key: keys alone decide.
+            a.keys.cmp(&b.keys).then(a.doc.cmp(&b.doc))
+        };
+        o == Ordering::Greater
     }
 
     fn sift_up(&mut self, mut i: usize) {
