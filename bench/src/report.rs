@@ -187,6 +187,9 @@ pub fn markdown(r: &RunReport) -> String {
             "AND category,year:desc",
             "OR category,year:desc",
         ] {
+            if !lr.results.iter().any(|c| c.op == op) {
+                continue;
+            }
             let g = geomean(lr.results.iter().filter(|c| c.op == op).map(|c| c.ratio()));
             let _ = writeln!(s, "\nGeometric mean of the {op} ratios: {g:.2}.");
         }
