@@ -285,54 +285,50 @@ fn put_pfor(
 struct PforRun<'a> {
     bits: u8,
     packed: &'a [u8],
-    /// The exception list: `count` x { u8 index, varint high }.
-    exceptions: &'a [u8],
-    count: u8,
+    /// From the exception count on: `count` x { u8 index, varint high },
+    /// then whatever follows the run in the region.
+    tail: &'a [u8],
 }
 
 impl<'a> PforRun<'a> {
-    /// Parses the run at `*pos`, advancing `*pos` past it.
+    /// Parses the head of the run at `pos`. The exception list is read
+    /// only when the values are, after the packed bits: a block's bytes are
+    /// then touched in order.
     #[inline]
-    fn parse(bytes: &'a [u8], pos: &mut usize) -> Result<PforRun<'a>, BadPostings> {
+    fn parse(bytes: &'a [u8], pos: usize) -> Result<PforRun<'a>, BadPostings> {
         let bits = *bytes
-            .get(*pos)
+            .get(pos)
             .ok_or(BadPostings("block offset out of range"))?;
         if bits > 32 {
             return Err(BadPostings("bit width over 32"));
         }
-        let start = *pos + 1;
+        let start = pos + 1;
         let end = start + BLOCK_LEN * bits as usize / 8;
         let packed = bytes
             .get(start..end)
             .ok_or(BadPostings("block extends past its region"))?;
-        let count = *bytes.get(end).ok_or(BadPostings("truncated exceptions"))?;
-        let exc_start = end + 1;
-        *pos = exc_start;
-        for _ in 0..count {
-            *pos += 1;
-            super::get_varint(bytes, pos).ok_or(BadPostings("bad exception varint"))?;
-        }
-        let exceptions = bytes
-            .get(exc_start..*pos)
+        let tail = bytes
+            .get(end..)
+            .filter(|t| !t.is_empty())
             .ok_or(BadPostings("truncated exceptions"))?;
-        Ok(PforRun {
-            bits,
-            packed,
-            exceptions,
-            count,
-        })
+        Ok(PforRun { bits, packed, tail })
     }
 
     /// The exceptions as (index, high bits), checked: indexes ascend and
     /// stay in the block, high bits fit in u32 above `bits`.
     #[inline]
     fn for_each_exception(&self, mut f: impl FnMut(usize, u32)) -> Result<(), BadPostings> {
-        let mut pos = 0;
+        let mut pos = 1;
         let mut next_min = 0usize;
-        for _ in 0..self.count {
-            let i = usize::from(self.exceptions[pos]);
+        for _ in 0..self.tail[0] {
+            let i = usize::from(
+                *self
+                    .tail
+                    .get(pos)
+                    .ok_or(BadPostings("truncated exceptions"))?,
+            );
             pos += 1;
-            let high = super::get_varint(self.exceptions, &mut pos)
+            let high = super::get_varint(self.tail, &mut pos)
                 .ok_or(BadPostings("bad exception varint"))?;
             if i < next_min || i >= BLOCK_LEN || high > u64::from(u32::MAX) >> self.bits {
                 return Err(BadPostings("exception out of range"));
@@ -368,7 +364,7 @@ impl<'a> PforRun<'a> {
         // the exception list.
         let start = prev.map_or(0, |p| u64::from(p) + 1);
         let mut bound = start + ((BLOCK_LEN as u64) << self.bits);
-        if self.count > 0 {
+        if self.tail[0] > 0 {
             let bits = self.bits;
             let (mut add, mut from) = (0u32, 0usize);
             self.for_each_exception(|i, h| {
@@ -590,9 +586,8 @@ impl<'a> Postings<'a> {
             };
             return self.decode_tail(start, prev, len, docs, tfs);
         }
-        let mut pos = self.block_off(b);
         let packer = BitPacker4x::new();
-        let run = PforRun::parse(self.blocks, &mut pos)?;
+        let run = PforRun::parse(self.blocks, self.block_off(b))?;
         let last = le32(self.skip, b * SKIP_ENTRY);
         // With no u32 overflow possible, every gap adds at least one, so the
         // ids ascend strictly; the recorded last doc then bounds them all,
@@ -623,7 +618,7 @@ impl<'a> Postings<'a> {
     pub fn decode_tfs(&self, b: usize, tfs: &mut [u32; BLOCK_LEN]) -> Result<(), BadPostings> {
         let mut pos = self.block_off(b);
         skip_pfor(self.blocks, &mut pos)?;
-        PforRun::parse(self.blocks, &mut pos)?.values(&BitPacker4x::new(), tfs)?;
+        PforRun::parse(self.blocks, pos)?.values(&BitPacker4x::new(), tfs)?;
         for t in tfs.iter_mut() {
             *t = t.wrapping_add(1);
         }
