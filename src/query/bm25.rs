@@ -10,6 +10,8 @@
 //! the term, and avgdl is the field's total tokens over N. `dl` is the
 //! length decoded from the norm byte.
 
+use std::sync::Arc;
+
 use crate::format::norms::length_table;
 
 /// k1.
@@ -29,8 +31,31 @@ pub fn idf(doc_count: u64, doc_freq: u64) -> f64 {
 pub struct TermWeight {
     /// idf * (k1 + 1), computed in f64 and rounded to f32.
     pub weight: f32,
-    /// Per norm byte: 1 / (k1 * (1 - b + b * dl / avgdl)), computed in f64 and rounded to f32.
-    pub inv: [f32; 256],
+    /// Per norm byte: 1 / (k1 * (1 - b + b * dl / avgdl)), computed in f64
+    /// and rounded to f32 ([`length_factors`]; shared by a field's terms).
+    pub inv: Arc<[f32; 256]>,
+}
+
+/// The per-norm-byte factors `1 / (k1 * (1 - b + b * dl / avgdl))` of a
+/// field holding `total_tokens` tokens over `doc_count` documents, each
+/// computed in f64 and rounded to f32 once. `has_norms` is false for fields
+/// without length norms, which score as if every document had the average
+/// length.
+pub fn length_factors(doc_count: u64, total_tokens: u64, has_norms: bool) -> [f32; 256] {
+    let avgdl = if doc_count == 0 {
+        1.0
+    } else {
+        total_tokens as f64 / doc_count as f64
+    };
+    let (k1, b) = (K1, B);
+    let table = length_table();
+    std::array::from_fn(|i| {
+        if has_norms && avgdl > 0.0 {
+            (1.0 / (k1 * ((1.0 - b) + b * f64::from(table[i]) / avgdl))) as f32
+        } else {
+            (1.0 / k1) as f32
+        }
+    })
 }
 
 impl TermWeight {
@@ -39,21 +64,14 @@ impl TermWeight {
     /// false for fields without length norms (string, i64), which score as
     /// if every document had the average length.
     pub fn new(doc_count: u64, doc_freq: u64, total_tokens: u64, has_norms: bool) -> TermWeight {
+        let inv = Arc::new(length_factors(doc_count, total_tokens, has_norms));
+        TermWeight::with_factors(doc_count, doc_freq, inv)
+    }
+
+    /// Weights for a term with `doc_freq` in a snapshot of `doc_count`
+    /// documents, with its field's [`length_factors`] already computed.
+    pub fn with_factors(doc_count: u64, doc_freq: u64, inv: Arc<[f32; 256]>) -> TermWeight {
         let weight = (idf(doc_count, doc_freq) * (K1 + 1.0)) as f32;
-        let avgdl = if doc_count == 0 {
-            1.0
-        } else {
-            total_tokens as f64 / doc_count as f64
-        };
-        let (k1, b) = (K1, B);
-        let table = length_table();
-        let inv = std::array::from_fn(|i| {
-            if has_norms && avgdl > 0.0 {
-                (1.0 / (k1 * ((1.0 - b) + b * f64::from(table[i]) / avgdl))) as f32
-            } else {
-                (1.0 / k1) as f32
-            }
-        });
         TermWeight { weight, inv }
     }
 

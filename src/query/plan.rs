@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use crate::analysis;
 use crate::error::{Error, Result};
-use crate::query::bm25::TermWeight;
+use crate::query::bm25::{self, TermWeight};
 use crate::query::{Occur, Operator, Query};
 use crate::read::{LiveSegment, Snapshot, TermInfo};
 use crate::schema::{FieldId, FieldType};
@@ -127,7 +127,10 @@ fn term_node(snap: &Snapshot, field: FieldId, key: Vec<u8>, has_norms: bool) -> 
     if doc_freq == 0 {
         return Ok(Node::Empty);
     }
-    let weight = TermWeight::new(snap.max_doc(), doc_freq, total_tokens, has_norms);
+    let inv = snap.field_table(field, || {
+        bm25::length_factors(snap.max_doc(), total_tokens, has_norms)
+    });
+    let weight = TermWeight::with_factors(snap.max_doc(), doc_freq, inv);
     Ok(Node::Term(TermNode {
         field,
         key,

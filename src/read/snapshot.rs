@@ -1,11 +1,12 @@
 //! A committed snapshot: the newest manifest and its segments.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::error::{Error, Result};
 use crate::format::manifest::{self, Manifest, SegmentEntry};
 use crate::read::segment::SegmentReader;
+use crate::schema::FieldId;
 
 /// A segment of a snapshot with its deletions.
 #[derive(Clone, Debug)]
@@ -42,6 +43,9 @@ pub struct Snapshot {
     dir: PathBuf,
     manifest: Manifest,
     segments: Vec<LiveSegment>,
+    /// Per field, a table computed once for this snapshot (see
+    /// [`Snapshot::field_table`]).
+    field_tables: Vec<OnceLock<Arc<[f32; 256]>>>,
 }
 
 /// The newest manifest in `dir`, or `None` when there is none.
@@ -166,11 +170,27 @@ impl Snapshot {
             });
             base += u64::from(entry.doc_count);
         }
+        let fields = manifest.schema.fields().len();
         Ok(Snapshot {
             dir: dir.to_owned(),
             manifest,
             segments,
+            field_tables: (0..fields).map(|_| OnceLock::new()).collect(),
         })
+    }
+
+    /// A table of 256 values for `field`, computed by `init` on first use
+    /// and kept for the life of the snapshot (BM25's per-norm length
+    /// factors depend only on the field's statistics, not on the term).
+    pub fn field_table(
+        &self,
+        field: FieldId,
+        init: impl FnOnce() -> [f32; 256],
+    ) -> Arc<[f32; 256]> {
+        match self.field_tables.get(field.0 as usize) {
+            Some(cell) => cell.get_or_init(|| Arc::new(init())).clone(),
+            None => Arc::new(init()),
+        }
     }
 
     /// The index directory.
