@@ -254,7 +254,8 @@ impl Searcher {
 
     /// Sorted search. The exhaustive path collects every match with its
     /// sort values and sorts them (the oracle); the others run the
-    /// [`SortCollector`] over document-at-a-time iterators.
+    /// [`SortCollector`], fed window at a time (`query::window`) where the
+    /// query's shape allows, else by document-at-a-time iterators.
     fn search_sorted(&self, node: &Node, req: &SearchRequest, spec: &SortSpec) -> Result<Hits> {
         for r in &spec.rules {
             if let SortKey::Field(f) = r.key {

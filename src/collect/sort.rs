@@ -12,11 +12,12 @@
 //! Ords are per segment. When the collector moves to a new segment it
 //! translates the bottom's values into the new segment's ord space by a
 //! binary search of that segment's sorted values, instead of starting over;
-//! a value absent from the segment maps between two ords. Inside the queue,
-//! hits of the same segment compare by ord and hits of different segments
-//! by value, so the queue always holds the true best hits. Each hit keeps
-//! its sort values, so hits from several segments, searchers or machines
-//! merge exactly.
+//! a value absent from the segment maps between two ords. Every kept hit
+//! carries one key per rule in the current segment's key space, translated
+//! the same way at each segment switch; two hits whose keys fall between
+//! the same two ords compare by value, so the queue always holds the true
+//! best hits. Each hit keeps its sort values, so hits from several
+//! segments, searchers or machines merge exactly.
 //!
 //! Keys: for a document with ord `o`, the ascending key is `2o + 1`; a
 //! value between ords `p - 1` and `p` is `2p`; descending keys are mirrored
@@ -68,7 +69,6 @@ struct Slot {
 struct Entry {
     doc: u32,
     score: f32,
-    scored: bool,
     seg: u32,
     /// Whether the slots' values (`num`, `text`) are filled in; keys alone
     /// order hits of one segment.
@@ -91,8 +91,6 @@ struct OrdAction<'a> {
     slot: usize,
     /// Present values (ords `0..card`).
     card: u32,
-    /// Bits per ord.
-    width: u8,
 }
 
 /// The first `o` in `0..n` for which `pred` is false (`pred` holds for a
@@ -165,6 +163,41 @@ impl OrdAction<'_> {
     }
 }
 
+/// A `match` on an [`Action`] whose field arms all run `$body`, with `$a`
+/// bound to the [`OrdAction`] and `$w` to the ord width as a constant (so
+/// the body is monomorphised per width); the remaining arms follow.
+macro_rules! by_width {
+    ($action:expr, $a:ident, $w:ident => $body:expr, $($rest:tt)*) => {
+        match $action {
+            Action::Ord1($a) => {
+                const $w: u8 = 1;
+                $body
+            }
+            Action::Ord2($a) => {
+                const $w: u8 = 2;
+                $body
+            }
+            Action::Ord4($a) => {
+                const $w: u8 = 4;
+                $body
+            }
+            Action::Ord8($a) => {
+                const $w: u8 = 8;
+                $body
+            }
+            Action::Ord16($a) => {
+                const $w: u8 = 16;
+                $body
+            }
+            Action::Ord32($a) => {
+                const $w: u8 = 32;
+                $body
+            }
+            $($rest)*
+        }
+    };
+}
+
 /// A compiled comparator step.
 #[derive(Clone, Copy)]
 enum Action<'a> {
@@ -212,7 +245,8 @@ pub struct SortCollector<'a> {
     accepted: Option<(u32, u32)>,
     /// The bottom key `accepted` was computed for (in this segment).
     accepted_for: Option<u64>,
-    /// Whether some kept hit has a between-ords key (see [`compare`]).
+    /// Whether some kept hit has a between-ords key; until one does, keys
+    /// alone order the heap (see [`compare`]).
     between: bool,
     may_skip: bool,
     total: u64,
@@ -317,7 +351,6 @@ impl<'a> SortCollector<'a> {
                         add,
                         slot,
                         card: col.cardinality,
-                        width: col.width,
                     };
                     self.actions.push(match col.width {
                         1 => Action::Ord1(a),
@@ -386,7 +419,6 @@ impl<'a> SortCollector<'a> {
             self.entries.push(Entry {
                 doc: 0,
                 score: 0.0,
-                scored: false,
                 seg: 0,
                 resolved: false,
                 slots: vec![Slot::default(); slots],
@@ -398,22 +430,19 @@ impl<'a> SortCollector<'a> {
         let e = &mut self.entries[idx];
         e.doc = self.base + doc;
         e.score = score.unwrap_or(0.0);
-        e.scored = score.is_some();
         e.seg = self.seg;
         e.resolved = false;
         for (i, action) in self.actions.iter().enumerate() {
-            e.keys[i] = match action {
-                Action::Score { desc } => score_key(e.score, *desc),
-                Action::Doc { desc } => u64::from(if *desc { !e.doc } else { e.doc }),
-                _ => {
-                    let a = action.ord().expect("a field action");
-                    let o = ords::get(a.ords, a.width, doc as usize);
+            e.keys[i] = by_width!(action, a, W => {
+                    let o = ords::get_w::<W>(a.ords, doc as usize);
                     let s = &mut e.slots[a.slot];
                     s.ord = o;
                     s.missing = o == a.missing;
                     a.key_of_ord(o)
-                }
-            };
+                },
+                Action::Score { desc } => score_key(e.score, *desc),
+                Action::Doc { desc } => u64::from(if *desc { !e.doc } else { e.doc }),
+            );
         }
         if was_full {
             self.sift_down(0);
@@ -441,7 +470,7 @@ impl<'a> SortCollector<'a> {
         let o = if self.between {
             compare(&self.rules, a, b)
         } else {
-            // No kept hit has a between-ords key: keys alone decide.
+            // What `compare` does when no key lies between two ords.
             a.keys.cmp(&b.keys).then(a.doc.cmp(&b.doc))
         };
         o == Ordering::Greater
@@ -582,15 +611,8 @@ impl Sink for SortCollector<'_> {
         } else {
             None
         };
-        let acc = self.accepted;
-        match action {
-            Some(Action::Ord1(a)) => a.filter::<1>(acc, docs),
-            Some(Action::Ord2(a)) => a.filter::<2>(acc, docs),
-            Some(Action::Ord4(a)) => a.filter::<4>(acc, docs),
-            Some(Action::Ord8(a)) => a.filter::<8>(acc, docs),
-            Some(Action::Ord16(a)) => a.filter::<16>(acc, docs),
-            Some(Action::Ord32(a)) => a.filter::<32>(acc, docs),
-            _ => {}
+        if let Some(action) = action {
+            by_width!(action, a, W => a.filter::<W>(self.accepted, docs), _ => {});
         }
     }
 
@@ -613,13 +635,7 @@ impl Sink for SortCollector<'_> {
         if self.is_full() {
             let mut competitive = false;
             for (i, action) in self.actions.iter().enumerate() {
-                let key = match action {
-                    Action::Ord1(a) => a.key::<1>(doc),
-                    Action::Ord2(a) => a.key::<2>(doc),
-                    Action::Ord4(a) => a.key::<4>(doc),
-                    Action::Ord8(a) => a.key::<8>(doc),
-                    Action::Ord16(a) => a.key::<16>(doc),
-                    Action::Ord32(a) => a.key::<32>(doc),
+                let key = by_width!(action, a, W => a.key::<W>(doc),
                     Action::Score { desc } => {
                         let s = *cached.get_or_insert_with(&mut score);
                         match s.total_cmp(&self.bottom_score) {
@@ -635,7 +651,7 @@ impl Sink for SortCollector<'_> {
                         competitive = *desc;
                         break;
                     }
-                };
+                );
                 if key != self.bottom_keys[i] {
                     competitive = key < self.bottom_keys[i];
                     break;

@@ -334,28 +334,40 @@ impl Scorer for BoolScorer<'_> {
     }
 }
 
+/// Builds each clause of a boolean over a segment with `build`, keeping
+/// those present there with their occurs, in clause order. `None` when the
+/// boolean cannot match in the segment: a must or filter clause is absent,
+/// or only must-not clauses remain.
+pub fn present_clauses<C, T>(
+    clauses: impl IntoIterator<Item = (Occur, C)>,
+    mut build: impl FnMut(C) -> Result<Option<T>>,
+) -> Result<Option<(Vec<T>, Vec<Occur>)>> {
+    let (mut built, mut occurs) = (Vec::new(), Vec::new());
+    for (occur, c) in clauses {
+        match (build(c)?, occur) {
+            (Some(t), _) => {
+                built.push(t);
+                occurs.push(occur);
+            }
+            (None, Occur::Must | Occur::Filter) => return Ok(None),
+            (None, _) => {}
+        }
+    }
+    if !occurs.iter().any(|o| *o != Occur::MustNot) {
+        return Ok(None);
+    }
+    Ok(Some((built, occurs)))
+}
+
 /// Builds the scorer of `node` over `seg`, or `None` when nothing can match.
 pub fn scorer<'a>(node: &'a Node, seg: &'a LiveSegment) -> Result<Option<Box<dyn Scorer + 'a>>> {
     match node {
         Node::Empty => Ok(None),
         Node::Term(t) => Ok(term_scorer(t, seg)?.map(|s| Box::new(s) as Box<dyn Scorer>)),
         Node::Bool(clauses) => {
-            let mut children = Vec::with_capacity(clauses.len());
-            let mut occurs = Vec::with_capacity(clauses.len());
-            for (occur, n) in clauses {
-                match (scorer(n, seg)?, occur) {
-                    (Some(s), _) => {
-                        children.push(s);
-                        occurs.push(*occur);
-                    }
-                    (None, Occur::Must | Occur::Filter) => return Ok(None),
-                    (None, _) => {}
-                }
-            }
-            if !occurs.iter().any(|o| *o != Occur::MustNot) {
-                return Ok(None);
-            }
-            Ok(Some(Box::new(BoolScorer::new(children, occurs))))
+            let clauses = clauses.iter().map(|(o, n)| (*o, n));
+            Ok(present_clauses(clauses, |n| scorer(n, seg))?
+                .map(|(children, occurs)| Box::new(BoolScorer::new(children, occurs)) as _))
         }
     }
 }

@@ -58,19 +58,10 @@ pub fn run<S: Sink>(node: &Node, seg: &LiveSegment, sink: &mut S) -> Result<bool
             v
         }
     };
-    // Clauses present in this segment, in clause order.
-    let mut cursors: Vec<TermScorer> = Vec::with_capacity(flat.len());
-    let mut occurs: Vec<Occur> = Vec::with_capacity(flat.len());
-    for (o, t) in flat {
-        match (daat::term_scorer(t, seg)?, o) {
-            (Some(s), _) => {
-                cursors.push(s);
-                occurs.push(o);
-            }
-            (None, Occur::Must | Occur::Filter) => return Ok(true),
-            (None, _) => {}
-        }
-    }
+    let Some((cursors, occurs)) = daat::present_clauses(flat, |t| daat::term_scorer(t, seg))?
+    else {
+        return Ok(true);
+    };
     let Roles {
         required,
         should,
@@ -89,7 +80,6 @@ pub fn run<S: Sink>(node: &Node, seg: &LiveSegment, sink: &mut S) -> Result<bool
     match (required.split_first(), should.as_slice()) {
         (Some((&lead, rest)), _) => ex.lead(lead, rest, sink),
         (None, &[lead]) => ex.lead(lead, &[], sink),
-        (None, []) => {}
         (None, _) => ex.union(&should, sink),
     }
     match ex.cursors.iter().find_map(|c| c.error()) {
@@ -114,7 +104,9 @@ struct Exec<'a> {
 
 impl Exec<'_> {
     /// The score of `doc`, every clause positioned at or before it: the f32
-    /// sum of the matching scoring clauses in clause order.
+    /// sum of the matching scoring clauses in clause order, as
+    /// `BoolScorer::score` sums it (whose required clauses already sit on
+    /// the document, so it seeks only the optional ones).
     #[inline]
     fn score(cursors: &mut [TermScorer], occurs: &[Occur], doc: u32) -> f32 {
         let mut score = 0.0f32;
@@ -146,9 +138,19 @@ impl Exec<'_> {
         };
         sink.count(live);
         sink.filter(&mut self.matches);
+        self.offer_live(sink, false);
+    }
+
+    /// Offers the live documents of `matches` (counting each first when
+    /// `count` says so).
+    fn offer_live<S: Sink>(&mut self, sink: &mut S, count: bool) {
+        let deletes = self.seg.deletes.is_some();
         for &doc in &self.matches {
             if deletes && self.seg.is_deleted(doc) {
                 continue;
+            }
+            if count {
+                sink.count(1);
             }
             let (cursors, occurs) = (&mut self.cursors, &self.occurs);
             sink.offer(doc, || Self::score(cursors, occurs, doc));
@@ -193,9 +195,9 @@ impl Exec<'_> {
         let Some((&next, rest)) = others.split_first() else {
             return;
         };
-        let mut all = std::mem::take(&mut self.all);
-        all.clear();
-        all.extend_from_slice(&self.matches);
+        // The candidates move to `all`; `matches` takes each stretch's.
+        std::mem::swap(&mut self.all, &mut self.matches);
+        let all = std::mem::take(&mut self.all);
         let mut from = 0;
         while from < all.len() {
             let c = &mut self.cursors[next];
@@ -321,17 +323,7 @@ impl Exec<'_> {
                     kernels::union_into(&self.matches, &self.hits, &mut self.tmp);
                     std::mem::swap(&mut self.matches, &mut self.tmp);
                 }
-                for k in 0..self.matches.len() {
-                    let doc = self.matches[k];
-                    if self.seg.is_deleted(doc) {
-                        continue;
-                    }
-                    if prefilter {
-                        sink.count(1);
-                    }
-                    let (cursors, occurs) = (&mut self.cursors, &self.occurs);
-                    sink.offer(doc, || Self::score(cursors, occurs, doc));
-                }
+                self.offer_live(sink, prefilter);
             } else {
                 self.matches.clear();
                 for &i in should {
