@@ -115,19 +115,22 @@ pub fn compile(query: &Query, snap: &Snapshot) -> Result<Node> {
 
 fn term_node(snap: &Snapshot, field: FieldId, key: Vec<u8>, has_norms: bool) -> Result<Node> {
     let mut doc_freq = 0u64;
-    let mut total_tokens = 0u64;
     let mut infos = Vec::new();
     for s in snap.segments() {
         if let Some(info) = s.reader.term(field, &key)? {
             doc_freq += u64::from(info.df);
             infos.push((Arc::as_ptr(&s.reader) as usize, info));
         }
-        total_tokens += s.reader.total_tokens(field);
     }
     if doc_freq == 0 {
         return Ok(Node::Empty);
     }
     let inv = snap.field_table(field, || {
+        let total_tokens = snap
+            .segments()
+            .iter()
+            .map(|s| s.reader.total_tokens(field))
+            .sum();
         bm25::length_factors(snap.max_doc(), total_tokens, has_norms)
     });
     let weight = TermWeight::with_factors(snap.max_doc(), doc_freq, inv);
