@@ -65,36 +65,62 @@ fn sample_lines(dir: &Path, name: &str, range: std::ops::Range<usize>) -> PathBu
     path
 }
 
+/// The arguments of `quarry index DIR --schema SCHEMA --input INPUT`, then `extra`.
+fn index_args<'a>(
+    dir: &'a Path,
+    schema: &'a Path,
+    input: &'a Path,
+    extra: &[&'a str],
+) -> Vec<&'a str> {
+    let mut args = vec!["index", s(dir), "--schema", s(schema), "--input", s(input)];
+    args.extend_from_slice(extra);
+    args
+}
+
 fn index_sample(dir: &Path, extra: &[&str]) -> String {
     let schema = data("schema.json");
     let input = data("sample.jsonl");
-    let mut args = vec![
-        "index",
-        s(dir),
-        "--schema",
-        s(&schema),
-        "--input",
-        s(&input),
-    ];
-    args.extend_from_slice(extra);
-    ok(&args)
+    ok(&index_args(dir, &schema, &input, extra))
 }
 
-/// `quarry search --format tsv` over the bundled queries.
-fn search_tsv(dir: &Path, extra: &[&str]) -> String {
-    let queries = data("queries.tsv");
+/// Indexes the first `n` lines of the sample corpus, written to
+/// `tmp/base.jsonl`, into `tmp/idx`; returns the index and the input.
+fn index_sample_head(tmp: &Path, n: usize) -> (PathBuf, PathBuf) {
+    let idx = tmp.join("idx");
+    let base = sample_lines(tmp, "base.jsonl", 0..n);
+    let schema = data("schema.json");
+    ok(&index_args(&idx, &schema, &base, &[]));
+    (idx, base)
+}
+
+/// The arguments of `quarry search --format tsv` over `queries`, then `extra`.
+fn search_tsv_args<'a>(dir: &'a Path, queries: &'a Path, extra: &[&'a str]) -> Vec<&'a str> {
     let mut args = vec![
         "search",
         s(dir),
         "--queries",
-        s(&queries),
+        s(queries),
         "--format",
         "tsv",
         "--id-field",
         "id",
     ];
     args.extend_from_slice(extra);
-    ok(&args)
+    args
+}
+
+/// `quarry search --format tsv` over the bundled queries.
+fn search_tsv(dir: &Path, extra: &[&str]) -> String {
+    let queries = data("queries.tsv");
+    ok(&search_tsv_args(dir, &queries, extra))
+}
+
+/// `quarry search DIR QUERY`, then `extra`, with `--format tsv --id-field id`: the rows.
+fn search_rows(dir: &Path, query: &str, extra: &[&str]) -> Vec<Row> {
+    let mut args = vec!["search", s(dir), query];
+    args.extend_from_slice(extra);
+    args.extend_from_slice(&["--format", "tsv", "--id-field", "id"]);
+    rows(&ok(&args))
 }
 
 fn stats_json(dir: &Path) -> serde_json::Value {
@@ -402,19 +428,8 @@ fn exec_paths_and_segment_layouts_are_bit_identical() {
             }
             // The environment switch selects the same paths.
             let queries = data("queries.tsv");
-            let mut env_args = vec![
-                "search",
-                s(&many),
-                "--queries",
-                s(&queries),
-                "--format",
-                "tsv",
-                "--id-field",
-                "id",
-            ];
-            env_args.extend_from_slice(&args);
             let out = Command::new(BIN)
-                .args(&env_args)
+                .args(search_tsv_args(&many, &queries, &args))
                 .env("QUARRY_EXEC", "exhaustive")
                 .output()
                 .unwrap();
@@ -514,14 +529,7 @@ fn append_matches_a_single_run_and_rejects_another_schema() {
     let first = sample_lines(tmp.path(), "first.jsonl", 0..2500);
     let second = sample_lines(tmp.path(), "second.jsonl", 2500..usize::MAX);
     let schema = data("schema.json");
-    let out = ok(&[
-        "index",
-        s(&parts),
-        "--schema",
-        s(&schema),
-        "--input",
-        s(&first),
-    ]);
+    let out = ok(&index_args(&parts, &schema, &first, &[]));
     assert!(out.starts_with("indexed 2500 docs"), "{out}");
     // Appending without --schema, and with the same schema, both work.
     let out = ok(&["index", s(&parts), "--input", s(&second)]);
@@ -538,31 +546,14 @@ fn append_matches_a_single_run_and_rejects_another_schema() {
     }
     let empty = tmp.path().join("empty.jsonl");
     std::fs::write(&empty, "").unwrap();
-    let out = ok(&[
-        "index",
-        s(&parts),
-        "--schema",
-        s(&schema),
-        "--input",
-        s(&empty),
-    ]);
+    let out = ok(&index_args(&parts, &schema, &empty, &[]));
     assert!(out.starts_with("indexed 0 docs"), "{out}");
 
     // A different schema is refused and changes nothing.
     let before = dir_state(&parts);
     let other = tmp.path().join("other.json");
     std::fs::write(&other, r#"{"fields":[{"name":"body","type":"text"}]}"#).unwrap();
-    let err = fails(
-        &[
-            "index",
-            s(&parts),
-            "--schema",
-            s(&other),
-            "--input",
-            s(&second),
-        ],
-        1,
-    );
+    let err = fails(&index_args(&parts, &other, &second, &[]), 1);
     assert!(err.contains("schema"), "{err}");
     assert_eq!(dir_state(&parts), before);
 }
@@ -570,17 +561,8 @@ fn append_matches_a_single_run_and_rejects_another_schema() {
 #[test]
 fn bad_input_aborts_and_leaves_the_index_unchanged() {
     let tmp = tempfile::tempdir().unwrap();
-    let idx = tmp.path().join("idx");
-    let base = sample_lines(tmp.path(), "base.jsonl", 0..300);
+    let (idx, base) = index_sample_head(tmp.path(), 300);
     let schema = data("schema.json");
-    ok(&[
-        "index",
-        s(&idx),
-        "--schema",
-        s(&schema),
-        "--input",
-        s(&base),
-    ]);
     let state = dir_state(&idx);
     let results = search_tsv(&idx, &["--op", "or"]);
 
@@ -633,16 +615,7 @@ fn bad_input_aborts_and_leaves_the_index_unchanged() {
         // The same input never creates a new index either.
         let fresh = tmp.path().join("fresh");
         let err = fails(
-            &[
-                "index",
-                s(&fresh),
-                "--schema",
-                s(&schema),
-                "--input",
-                s(&path),
-                "--segment-docs",
-                "2",
-            ],
+            &index_args(&fresh, &schema, &path, &["--segment-docs", "2"]),
             1,
         );
         assert!(err.contains("line 5"), "{what}: {err}");
@@ -660,15 +633,7 @@ fn bad_input_aborts_and_leaves_the_index_unchanged() {
     )
     .unwrap();
     ok(&["index", s(&idx), "--input", s(&path)]);
-    let hit = rows(&ok(&[
-        "search",
-        s(&idx),
-        "zebraword",
-        "--format",
-        "tsv",
-        "--id-field",
-        "id",
-    ]));
+    let hit = search_rows(&idx, "zebraword", &[]);
     assert_eq!((hit[0].id.as_str(), hit[0].total), ("9100", 1));
 
     // A new index needs a schema: usage error, nothing created.
@@ -681,17 +646,7 @@ fn bad_input_aborts_and_leaves_the_index_unchanged() {
     std::fs::create_dir(&empty_dir).unwrap();
     std::fs::write(empty_dir.join("keep.txt"), "mine").unwrap();
     let bad = tmp.path().join("bad.jsonl");
-    fails(
-        &[
-            "index",
-            s(&empty_dir),
-            "--schema",
-            s(&schema),
-            "--input",
-            s(&bad),
-        ],
-        1,
-    );
+    fails(&index_args(&empty_dir, &schema, &bad, &[]), 1);
     assert_eq!(
         dir_state(&empty_dir).keys().collect::<Vec<_>>(),
         vec!["keep.txt"]
@@ -734,17 +689,7 @@ fn bad_input_aborts_and_leaves_the_index_unchanged() {
         "{\"fields\": [{\"name\": \"x\", \"type\": \"blob\"}]}",
     )
     .unwrap();
-    let err = fails(
-        &[
-            "index",
-            s(&fresh),
-            "--schema",
-            s(&bad_schema),
-            "--input",
-            s(&base),
-        ],
-        1,
-    );
+    let err = fails(&index_args(&fresh, &bad_schema, &base, &[]), 1);
     assert!(err.contains("blob"), "{err}");
     assert!(!fresh.exists());
     assert_eq!(dir_state(&idx), state, "usage errors changed the index");
@@ -754,17 +699,7 @@ fn bad_input_aborts_and_leaves_the_index_unchanged() {
 #[test]
 fn usage_errors_exit_2_with_a_message() {
     let tmp = tempfile::tempdir().unwrap();
-    let idx = tmp.path().join("idx");
-    let base = sample_lines(tmp.path(), "base.jsonl", 0..200);
-    let schema = data("schema.json");
-    ok(&[
-        "index",
-        s(&idx),
-        "--schema",
-        s(&schema),
-        "--input",
-        s(&base),
-    ]);
+    let (idx, _base) = index_sample_head(tmp.path(), 200);
     let d = s(&idx);
     let cases: &[&[&str]] = &[
         &[],
@@ -1016,41 +951,28 @@ const TYPED_DOCS: &str = r#"{"id": 1, "body": "x", "n": 9223372036854775807, "f"
 {"id": 6, "body": "x", "n": null, "f": 2.5, "c": null}
 "#;
 
+/// Indexes TYPED_DOCS into `tmp/idx`, with `extra` arguments to `quarry index`.
+fn index_typed(tmp: &Path, extra: &[&str]) -> PathBuf {
+    let schema = tmp.join("schema.json");
+    std::fs::write(&schema, TYPED_SCHEMA).unwrap();
+    let docs = tmp.join("docs.jsonl");
+    std::fs::write(&docs, TYPED_DOCS).unwrap();
+    let idx = tmp.join("idx");
+    ok(&index_args(&idx, &schema, &docs, extra));
+    idx
+}
+
 /// Sorting by every field type, missing values last in both directions,
 /// the same on many segments and on one.
 #[test]
 fn sort_by_typed_fields_with_missing_values() {
     let tmp = tempfile::tempdir().unwrap();
-    let schema = tmp.path().join("schema.json");
-    std::fs::write(&schema, TYPED_SCHEMA).unwrap();
-    let docs = tmp.path().join("docs.jsonl");
-    std::fs::write(&docs, TYPED_DOCS).unwrap();
-    let idx = tmp.path().join("idx");
-    ok(&[
-        "index",
-        s(&idx),
-        "--schema",
-        s(&schema),
-        "--input",
-        s(&docs),
-        "--segment-docs",
-        "2",
-    ]);
+    let idx = index_typed(tmp.path(), &["--segment-docs", "2"]);
     let order = |spec: &str| -> Vec<(String, String)> {
-        rows(&ok(&[
-            "search",
-            s(&idx),
-            "x",
-            "--sort",
-            spec,
-            "--format",
-            "tsv",
-            "--id-field",
-            "id",
-        ]))
-        .into_iter()
-        .map(|r| (r.id, r.sort_values.unwrap()))
-        .collect()
+        search_rows(&idx, "x", &["--sort", spec])
+            .into_iter()
+            .map(|r| (r.id, r.sort_values.unwrap()))
+            .collect()
     };
     let pairs = |v: &[(&str, &str)]| -> Vec<(String, String)> {
         v.iter()
@@ -1133,17 +1055,7 @@ fn sort_by_typed_fields_with_missing_values() {
     let after: Vec<_> = cases.iter().map(|(spec, _)| order(spec)).collect();
     assert_eq!(before, after);
     // A string field that is indexed can be searched with a match query.
-    let r = rows(&ok(&[
-        "search",
-        s(&idx),
-        "é",
-        "--field",
-        "c",
-        "--format",
-        "tsv",
-        "--id-field",
-        "id",
-    ]));
+    let r = search_rows(&idx, "é", &["--field", "c"]);
     assert_eq!((r[0].id.as_str(), r[0].total), ("5", 1));
 }
 
@@ -1155,30 +1067,8 @@ fn sort_by_typed_fields_with_missing_values() {
 
 fn field_sort_values_after_score_and_doc_rules() {
     let tmp = tempfile::tempdir().unwrap();
-    let schema = tmp.path().join("schema.json");
-    std::fs::write(&schema, TYPED_SCHEMA).unwrap();
-    let docs = tmp.path().join("docs.jsonl");
-    std::fs::write(&docs, TYPED_DOCS).unwrap();
-    let idx = tmp.path().join("idx");
-    ok(&[
-        "index",
-        s(&idx),
-        "--schema",
-        s(&schema),
-        "--input",
-        s(&docs),
-    ]);
-    let r = rows(&ok(&[
-        "search",
-        s(&idx),
-        "y",
-        "--sort",
-        "score,doc,n",
-        "--format",
-        "tsv",
-        "--id-field",
-        "id",
-    ]));
+    let idx = index_typed(tmp.path(), &[]);
+    let r = search_rows(&idx, "y", &["--sort", "score,doc,n"]);
     assert_eq!(r[0].id, "5");
     let sv = r[0].sort_values.as_deref().unwrap();
     assert!(sv.ends_with("|4|5"), "sort values {sv:?}: n should be 5");

@@ -7,6 +7,8 @@ use std::sync::Arc;
 use quarry::write::IoHooks;
 use quarry::*;
 
+mod common;
+
 struct Fields {
     id: FieldId,
     body: FieldId,
@@ -15,27 +17,7 @@ struct Fields {
 
 fn schema() -> (Schema, Fields) {
     let mut s = Schema::new();
-    let id = s
-        .add_field(
-            "id",
-            FieldType::I64,
-            FieldFlags {
-                stored: true,
-                indexed: true,
-                sortable: false,
-            },
-        )
-        .unwrap();
-    let body = s
-        .add_field(
-            "body",
-            FieldType::Text,
-            FieldFlags {
-                stored: true,
-                ..Default::default()
-            },
-        )
-        .unwrap();
+    let (id, body) = common::add_id_and_body(&mut s, true);
     let year = s
         .add_field(
             "year",
@@ -111,6 +93,20 @@ fn config(io: IoHooks) -> WriterConfig {
     }
 }
 
+/// A writer on `dir` with `config`'s settings, and the hooks that count its I/O steps.
+fn counting_writer(dir: &Path) -> (IndexWriter, Arc<IoHooks>) {
+    let hooks = Arc::new(IoHooks::new());
+    let w = IndexWriter::open(
+        dir,
+        WriterConfig {
+            io: hooks.clone(),
+            ..config(IoHooks::new())
+        },
+    )
+    .unwrap();
+    (w, hooks)
+}
+
 /// The second commit's work: more documents and some deletes.
 fn second_commit(w: &mut IndexWriter, f: &Fields) -> Result<u64> {
     for i in 60..130 {
@@ -128,15 +124,7 @@ fn a_crash_at_any_step_of_a_commit_leaves_old_or_new() {
     let tmp = tempfile::tempdir().unwrap();
     let f = base_index(tmp.path());
     let old = state(tmp.path(), &f);
-    let hooks = Arc::new(IoHooks::new());
-    let mut w = IndexWriter::open(
-        tmp.path(),
-        WriterConfig {
-            io: hooks.clone(),
-            ..config(IoHooks::new())
-        },
-    )
-    .unwrap();
+    let (mut w, hooks) = counting_writer(tmp.path());
     second_commit(&mut w, &f).unwrap();
     drop(w);
     let new = state(tmp.path(), &f);
@@ -182,15 +170,7 @@ fn a_crash_during_merge_leaves_old_or_merged() {
     let tmp = tempfile::tempdir().unwrap();
     let f = base_index(tmp.path());
     let before = state(tmp.path(), &f);
-    let hooks = Arc::new(IoHooks::new());
-    let mut w = IndexWriter::open(
-        tmp.path(),
-        WriterConfig {
-            io: hooks.clone(),
-            ..config(IoHooks::new())
-        },
-    )
-    .unwrap();
+    let (mut w, hooks) = counting_writer(tmp.path());
     w.merge(1).unwrap();
     drop(w);
     let steps = hooks.steps();

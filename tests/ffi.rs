@@ -15,12 +15,8 @@ use std::process::{Command, Output, Stdio};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
 mod common;
-use common::profile_dir;
+use common::{have, profile_dir, root};
 
 fn cdylib() -> PathBuf {
     common::built_library_dir().join("libquarry.so")
@@ -59,15 +55,6 @@ fn work_dir() -> &'static Path {
 
 fn lib_dir() -> PathBuf {
     work_dir().join("lib")
-}
-
-fn have(tool: &str) -> bool {
-    Command::new(tool)
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
 }
 
 /// Runs a command to completion (killing it after `limit`), returning its output.
@@ -176,7 +163,12 @@ fn run_program(prefix: &[&str], bin: &Path, extra_args: &[&str], env: &[(&str, &
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let o = run(&mut cmd);
+    run_passing(&mut cmd, bin)
+}
+
+/// Runs `cmd`, which runs the program `bin`, and asserts it passed.
+fn run_passing(cmd: &mut Command, bin: &Path) -> Output {
+    let o = run(cmd);
     assert!(
         o.status.success(),
         "{} failed:\n{}",
@@ -271,13 +263,7 @@ fn header_compiles_as_c_and_cxx() {
     }
     for (compiler, flags, suffix) in variants {
         let bin = build("header_check", compiler, flags, suffix);
-        let o = run(&mut Command::new(&bin));
-        assert!(
-            o.status.success(),
-            "{} failed:\n{}",
-            bin.display(),
-            show(&o)
-        );
+        run_passing(&mut Command::new(&bin), &bin);
     }
 }
 

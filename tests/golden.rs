@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 
 use quarry::*;
 
+mod common;
+
 fn golden_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/v1")
 }
@@ -25,27 +27,7 @@ const TEXTS: &[&str] = &[
 
 fn build(dir: &Path) {
     let mut schema = Schema::new();
-    let id = schema
-        .add_field(
-            "id",
-            FieldType::I64,
-            FieldFlags {
-                stored: true,
-                indexed: true,
-                sortable: false,
-            },
-        )
-        .unwrap();
-    let body = schema
-        .add_field(
-            "body",
-            FieldType::Text,
-            FieldFlags {
-                stored: true,
-                ..Default::default()
-            },
-        )
-        .unwrap();
+    let (id, body) = common::add_id_and_body(&mut schema, true);
     let year = schema
         .add_field(
             "year",

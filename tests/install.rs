@@ -4,23 +4,11 @@
 //! `pkg-config --cflags --libs quarry`, dynamically and statically, and run
 //! on a small corpus that exercises the example's JSON string decoding.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
 mod common;
-
-fn have(tool: &str) -> bool {
-    Command::new(tool)
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
+use common::{have, root};
 
 fn run(cmd: &mut Command) -> Output {
     let o = cmd

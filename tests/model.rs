@@ -8,6 +8,8 @@ use proptest::prelude::*;
 use quarry::format::norms::{length_to_norm, norm_to_length};
 use quarry::*;
 
+mod common;
+
 const WORDS: &[&str] = &[
     "alpha", "beta", "gamma", "delta", "eps", "zeta", "eta", "theta", "iota", "kappa", "lambda",
     "mu",
@@ -203,20 +205,7 @@ fn check(
 ) -> Result<(), TestCaseError> {
     let dir = tempfile::tempdir().unwrap();
     let mut schema = Schema::new();
-    let idf = schema
-        .add_field(
-            "id",
-            FieldType::I64,
-            FieldFlags {
-                stored: true,
-                indexed: true,
-                sortable: false,
-            },
-        )
-        .unwrap();
-    let body = schema
-        .add_field("body", FieldType::Text, FieldFlags::default())
-        .unwrap();
+    let (idf, body) = common::add_id_and_body(&mut schema, false);
     let tag = schema
         .add_field(
             "tag",

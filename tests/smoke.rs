@@ -1,30 +1,12 @@
 use quarry::*;
 
+mod common;
+
 #[test]
 fn index_search_and_read_back() {
     let dir = tempfile::tempdir().unwrap();
     let mut schema = Schema::new();
-    let id = schema
-        .add_field(
-            "id",
-            FieldType::I64,
-            FieldFlags {
-                stored: true,
-                indexed: true,
-                sortable: false,
-            },
-        )
-        .unwrap();
-    let body = schema
-        .add_field(
-            "body",
-            FieldType::Text,
-            FieldFlags {
-                stored: true,
-                ..Default::default()
-            },
-        )
-        .unwrap();
+    let (id, body) = common::add_id_and_body(&mut schema, true);
     let mut w = IndexWriter::create(dir.path(), &schema, WriterConfig::default()).unwrap();
     for (i, text) in ["the quick brown fox", "the lazy dog", "quick quick dog"]
         .iter()

@@ -8,6 +8,8 @@ use std::collections::HashMap;
 use proptest::prelude::*;
 use quarry::*;
 
+mod common;
+
 struct Fields {
     id: FieldId,
     body: FieldId,
@@ -30,20 +32,7 @@ fn build(dir: &std::path::Path, rows: &[Row], segment_docs: u32, deletes: &[usiz
         sortable: true,
         ..Default::default()
     };
-    let id = s
-        .add_field(
-            "id",
-            FieldType::I64,
-            FieldFlags {
-                stored: true,
-                indexed: true,
-                sortable: false,
-            },
-        )
-        .unwrap();
-    let body = s
-        .add_field("body", FieldType::Text, FieldFlags::default())
-        .unwrap();
+    let (id, body) = common::add_id_and_body(&mut s, false);
     let num = s.add_field("num", FieldType::I64, sortable).unwrap();
     let cat = s.add_field("cat", FieldType::String, sortable).unwrap();
     let price = s.add_field("price", FieldType::F64, sortable).unwrap();

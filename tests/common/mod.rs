@@ -1,8 +1,58 @@
-//! Shared by the tests that use the C library from outside.
+//! Helpers shared by the integration tests: the schema fields most of them
+//! start with, and, for the tests that use the C library from outside, where
+//! the built library is and which tools are installed.
+//!
+//! Each test crate uses only some of these.
+#![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 use std::sync::OnceLock;
+
+use quarry::{FieldFlags, FieldId, FieldType, Schema};
+
+/// Adds the two fields most tests start with: `id`, an i64 that is stored
+/// and indexed (so documents can be deleted by id), then `body`, a text
+/// field that is stored when `store_body` is set.
+pub fn add_id_and_body(schema: &mut Schema, store_body: bool) -> (FieldId, FieldId) {
+    let id = schema
+        .add_field(
+            "id",
+            FieldType::I64,
+            FieldFlags {
+                stored: true,
+                indexed: true,
+                sortable: false,
+            },
+        )
+        .unwrap();
+    let body = schema
+        .add_field(
+            "body",
+            FieldType::Text,
+            FieldFlags {
+                stored: store_body,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    (id, body)
+}
+
+/// The repository root.
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Whether `tool --version` runs and succeeds.
+pub fn have(tool: &str) -> bool {
+    Command::new(tool)
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
 
 /// `target/<profile>`: the test binary lives in `target/<profile>/deps`.
 pub fn profile_dir() -> PathBuf {
