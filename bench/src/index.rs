@@ -218,6 +218,43 @@ fn total_docs(corpus: &CorpusSpec) -> Result<u64, String> {
     }
 }
 
+/// The corpus fields `(id, title, body, year, category)` of an engine's
+/// schema, each looked up by name with `field`.
+fn corpus_fields<F>(field: impl Fn(&str) -> F) -> (F, F, F, F, F) {
+    (
+        field("id"),
+        field("title"),
+        field("body"),
+        field("year"),
+        field("category"),
+    )
+}
+
+/// Hands every document of the corpus to `add`, adding the time spent in
+/// `add` to `add_s`; after the first error the remaining documents are
+/// skipped and the error is returned. The number of documents otherwise.
+fn feed(
+    corpus: &CorpusSpec,
+    add_s: &mut f64,
+    mut add: impl FnMut(&Doc) -> Result<(), String>,
+) -> Result<u64, String> {
+    let mut err = None;
+    let docs = corpus.for_each(|_, d: &Doc| {
+        if err.is_some() {
+            return;
+        }
+        let t = Instant::now();
+        if let Err(e) = add(d) {
+            err = Some(e);
+        }
+        *add_s += t.elapsed().as_secs_f64();
+    })?;
+    match err {
+        Some(e) => Err(e),
+        None => Ok(docs),
+    }
+}
+
 fn child_index(
     engine: Engine,
     layout: Layout,
@@ -238,14 +275,8 @@ fn child_index(
     match engine {
         Engine::Quarry => {
             let schema = quarry_schema();
-            let fid = |name| schema.field(name).expect("field");
-            let (id, title, body, year, category) = (
-                fid("id"),
-                fid("title"),
-                fid("body"),
-                fid("year"),
-                fid("category"),
-            );
+            let (id, title, body, year, category) =
+                corpus_fields(|name| schema.field(name).expect("field"));
             let mut config = WriterConfig::default();
             if layout == Layout::Several {
                 config.max_docs_per_segment = Some(per_segment as u32);
@@ -253,26 +284,15 @@ fn child_index(
             }
             let mut w = IndexWriter::create(dir, &schema, config).map_err(|e| e.to_string())?;
             let mut qd = Document::new();
-            let mut err = None;
-            docs = corpus.for_each(|_, d: &Doc| {
-                if err.is_some() {
-                    return;
-                }
-                let t = Instant::now();
+            docs = feed(corpus, &mut add_s, |d| {
                 qd.clear();
                 qd.add_i64(id, d.id)
                     .add_str(title, &d.title)
                     .add_str(body, &d.body)
                     .add_i64(year, d.year)
                     .add_str(category, &d.category);
-                if let Err(e) = w.add_document(&qd) {
-                    err = Some(e.to_string());
-                }
-                add_s += t.elapsed().as_secs_f64();
+                w.add_document(&qd).map_err(|e| e.to_string())
             })?;
-            if let Some(e) = err {
-                return Err(e);
-            }
             w.commit().map_err(|e| e.to_string())?;
             if layout == Layout::One {
                 w.merge(1).map_err(|e| e.to_string())?;
@@ -281,48 +301,32 @@ fn child_index(
         Engine::Tantivy => {
             let index = tantivy_open(dir, true).map_err(|e| e.to_string())?;
             let s = index.schema();
-            let fid = |name| s.get_field(name).expect("field");
-            let (id, title, body, year, category) = (
-                fid("id"),
-                fid("title"),
-                fid("body"),
-                fid("year"),
-                fid("category"),
-            );
+            let (id, title, body, year, category) =
+                corpus_fields(|name| s.get_field(name).expect("field"));
             let mut w = index
                 .writer_with_num_threads::<TantivyDocument>(1, MEMORY_BUDGET)
                 .map_err(|e| e.to_string())?;
             if layout == Layout::Several {
                 w.set_merge_policy(Box::new(NoMergePolicy));
             }
-            let mut err = None;
             let mut since_commit = 0u64;
-            docs = corpus.for_each(|_, d: &Doc| {
-                if err.is_some() {
-                    return;
-                }
-                let t = Instant::now();
+            docs = feed(corpus, &mut add_s, |d| {
                 let mut td = TantivyDocument::new();
                 td.add_i64(id, d.id);
                 td.add_text(title, &d.title);
                 td.add_text(body, &d.body);
                 td.add_i64(year, d.year);
                 td.add_text(category, &d.category);
-                if let Err(e) = w.add_document(td) {
-                    err = Some(e.to_string());
-                }
+                let mut r = w.add_document(td).map(drop).map_err(|e| e.to_string());
                 since_commit += 1;
                 if layout == Layout::Several && since_commit == per_segment {
                     since_commit = 0;
                     if let Err(e) = w.commit() {
-                        err = Some(e.to_string());
+                        r = Err(e.to_string());
                     }
                 }
-                add_s += t.elapsed().as_secs_f64();
+                r
             })?;
-            if let Some(e) = err {
-                return Err(e);
-            }
             w.commit().map_err(|e| e.to_string())?;
             if layout == Layout::One {
                 let ids = index.searchable_segment_ids().map_err(|e| e.to_string())?;

@@ -169,18 +169,23 @@ pub fn make(corpus: &CorpusSpec, seed: u64) -> Result<(Vec<QueryClass>, CorpusSt
             }
         }
     };
+    // PER_CLASS queries of k distinct terms of one band (none when the band
+    // has fewer than k terms).
+    let from_band = |rng: &mut Rng, band: &[&str], k: usize, qs: &mut Vec<String>| {
+        if band.len() >= k {
+            for _ in 0..PER_CLASS {
+                let mut q = Vec::new();
+                pick(rng, band, k, &mut q);
+                qs.push(q.join(" "));
+            }
+        }
+    };
     for name in CLASSES {
         let mut qs = Vec::with_capacity(PER_CLASS);
         let mut rng = Rng::new(seed, 0xc1a55 ^ fxhash(name));
         if let Some(k) = name.strip_prefix("mid-df-") {
             let k: usize = k.parse().expect("class arity");
-            if mid.len() >= k {
-                for _ in 0..PER_CLASS {
-                    let mut q = Vec::new();
-                    pick(&mut rng, &mid, k, &mut q);
-                    qs.push(q.join(" "));
-                }
-            }
+            from_band(&mut rng, &mid, k, &mut qs);
         } else if let Some(k) = name.strip_prefix("rare-common-") {
             let k: usize = k.parse().expect("class arity");
             if !rare.is_empty() && !common.is_empty() && rare.len() + common.len() >= k {
@@ -199,13 +204,7 @@ pub fn make(corpus: &CorpusSpec, seed: u64) -> Result<(Vec<QueryClass>, CorpusSt
             }
         } else if let Some(k) = name.strip_prefix("rare-") {
             let k: usize = k.parse().expect("class arity");
-            if rare.len() >= k {
-                for _ in 0..PER_CLASS {
-                    let mut q = Vec::new();
-                    pick(&mut rng, &rare, k, &mut q);
-                    qs.push(q.join(" "));
-                }
-            }
+            from_band(&mut rng, &rare, k, &mut qs);
         } else if let Some(k) = name.strip_prefix("seq-") {
             let k: usize = k.parse().expect("class arity");
             let class = seq_lens.iter().position(|&l| l == k).expect("seq class");

@@ -321,16 +321,21 @@ impl Engines {
         }
     }
 
+    /// `q` run on one of the quarry searchers (measured or oracle).
     #[inline]
-    fn search_quarry(&self, q: &Prepared) -> TopList {
-        let hits = self
-            .quarry
+    fn quarry_top(&self, searcher: &quarry::Searcher, q: &Prepared, what: &str) -> TopList {
+        let hits = searcher
             .search(&q.quarry, &self.quarry_request(q))
-            .expect("quarry search");
+            .expect(what);
         hits.hits
             .iter()
             .map(|h| (h.score.to_bits(), h.doc))
             .collect()
+    }
+
+    #[inline]
+    fn search_quarry(&self, q: &Prepared) -> TopList {
+        self.quarry_top(&self.quarry, q, "quarry search")
     }
 
     #[inline]
@@ -374,14 +379,7 @@ impl Engines {
     }
 
     fn oracle(&self, q: &Prepared) -> TopList {
-        let hits = self
-            .oracle
-            .search(&q.quarry, &self.quarry_request(q))
-            .expect("quarry exhaustive search");
-        hits.hits
-            .iter()
-            .map(|h| (h.score.to_bits(), h.doc))
-            .collect()
+        self.quarry_top(&self.oracle, q, "quarry exhaustive search")
     }
 
     fn quarry_corpus_id(&self, doc: u64, cache: &mut HashMap<u64, i64>) -> i64 {

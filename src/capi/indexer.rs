@@ -159,11 +159,49 @@ pub(crate) unsafe fn path_arg<'a>(ptr: *const c_char, len: usize, what: &str) ->
     Ok(Path::new(OsStr::from_bytes(bytes)))
 }
 
+/// A string value given as UTF-8 bytes, copied (for text and string fields).
+///
+/// # Safety
+/// `value` is NULL or valid for reading `value_len` bytes.
+unsafe fn str_value(value: *const c_char, value_len: usize) -> CResult<Value> {
+    // SAFETY: forwarded from this function's contract.
+    let value = unsafe { str_arg(value, value_len, "value") }?;
+    Ok(Value::Str(value.to_owned()))
+}
+
 fn field_of(writer: &IndexWriter, name: &str) -> CResult<FieldId> {
     writer
         .schema()
         .field(name)
         .ok_or_else(|| Failure::new(QUARRY_SCHEMA, format!("the schema has no field {name:?}")))
+}
+
+/// What `quarry_indexer_open` and `quarry_indexer_create` share: checks
+/// `path`, then the schema argument (`schema` resolves it), then `out`;
+/// opens the writer with `open` and hands it out in `*out` as a new indexer.
+///
+/// # Safety
+/// `path` is NULL or valid for reading `path_len` bytes; `out` is NULL or
+/// valid for writing one pointer; `schema` only borrows what the caller of
+/// the export guarantees is live.
+unsafe fn open_indexer<S>(
+    path: *const c_char,
+    path_len: usize,
+    out: *mut *mut quarry_indexer,
+    schema: impl FnOnce() -> CResult<S>,
+    open: impl FnOnce(&Path, S) -> crate::Result<IndexWriter>,
+) -> quarry_status {
+    guard(|| {
+        // SAFETY: the caller guarantees `path` is readable for `path_len` bytes.
+        let dir = unsafe { path_arg(path, path_len, "path") }?;
+        let schema = schema()?;
+        check_out(out, "out")?;
+        let writer = open(dir, schema)?;
+        let handle = into_handle::<quarry_indexer>(Indexer::new(writer));
+        // SAFETY: `out` was checked non-NULL; the caller guarantees it is writable.
+        unsafe { write_out(out, handle) };
+        Ok(())
+    })
 }
 
 /// Opens the index in the directory `path` for writing, creating it when
@@ -193,22 +231,24 @@ pub unsafe extern "C" fn quarry_indexer_open(
     schema: *const quarry_schema,
     out: *mut *mut quarry_indexer,
 ) -> quarry_status {
-    guard(|| {
-        // SAFETY: the caller guarantees `path` is readable for `path_len` bytes.
-        let dir = unsafe { path_arg(path, path_len, "path") }?;
-        let schema = if schema.is_null() {
-            None
-        } else {
-            // SAFETY: non-NULL, and the caller guarantees it is a live schema.
-            Some(unsafe { handle_ref(schema, "schema") }?)
-        };
-        check_out(out, "out")?;
-        let writer = IndexWriter::open_or_create(dir, schema, WriterConfig::default())?;
-        let handle = into_handle::<quarry_indexer>(Indexer::new(writer));
-        // SAFETY: `out` was checked non-NULL; the caller guarantees it is writable.
-        unsafe { write_out(out, handle) };
-        Ok(())
-    })
+    // SAFETY: forwarded from this function's contract; the schema closure
+    // borrows `schema` only when it is non-NULL, which the caller guarantees
+    // is then a live schema.
+    unsafe {
+        open_indexer(
+            path,
+            path_len,
+            out,
+            || {
+                if schema.is_null() {
+                    Ok(None)
+                } else {
+                    handle_ref(schema, "schema").map(Some)
+                }
+            },
+            |dir, schema| IndexWriter::open_or_create(dir, schema, WriterConfig::default()),
+        )
+    }
 }
 
 /// Creates a new, empty index in the directory `path` (created if missing)
@@ -228,18 +268,17 @@ pub unsafe extern "C" fn quarry_indexer_create(
     schema: *const quarry_schema,
     out: *mut *mut quarry_indexer,
 ) -> quarry_status {
-    guard(|| {
-        // SAFETY: the caller guarantees `path` is readable for `path_len` bytes.
-        let dir = unsafe { path_arg(path, path_len, "path") }?;
-        // SAFETY: the caller guarantees a non-NULL `schema` is a live schema.
-        let schema = unsafe { handle_ref(schema, "schema") }?;
-        check_out(out, "out")?;
-        let writer = IndexWriter::create(dir, schema, WriterConfig::default())?;
-        let handle = into_handle::<quarry_indexer>(Indexer::new(writer));
-        // SAFETY: `out` was checked non-NULL; the caller guarantees it is writable.
-        unsafe { write_out(out, handle) };
-        Ok(())
-    })
+    // SAFETY: forwarded from this function's contract; the schema closure
+    // borrows `schema`, which the caller guarantees is NULL or a live schema.
+    unsafe {
+        open_indexer(
+            path,
+            path_len,
+            out,
+            || handle_ref(schema, "schema"),
+            |dir, schema| IndexWriter::create(dir, schema, WriterConfig::default()),
+        )
+    }
 }
 
 /// Adds a document; it becomes searchable at the next commit. The document
@@ -272,6 +311,33 @@ pub unsafe extern "C" fn quarry_indexer_add_doc(
     })
 }
 
+/// Deletes the documents whose field `field` holds the value `value` gives
+/// (what the `quarry_indexer_delete_term_*` functions share). Checks
+/// `indexer`, then `field`, then the value.
+///
+/// # Safety
+/// `indexer` is NULL or a live indexer used by no other thread during the
+/// call; `field` is NULL or valid for reading `field_len` bytes.
+unsafe fn delete_term(
+    indexer: *mut quarry_indexer,
+    field: *const c_char,
+    field_len: usize,
+    value: impl FnOnce() -> CResult<Value>,
+) -> quarry_status {
+    guard(|| {
+        // SAFETY: the caller guarantees exclusive use of a live indexer.
+        let indexer = unsafe { handle_mut(indexer, "indexer") }?;
+        // SAFETY: the caller guarantees `field` is readable for `field_len` bytes.
+        let field = unsafe { str_arg(field, field_len, "field") }?;
+        let value = value()?;
+        indexer.run(|w| {
+            let id = field_of(w, field)?;
+            w.delete_term(id, &value)?;
+            Ok(())
+        })
+    })
+}
+
 /// Deletes every document whose string field `field` holds exactly `value`
 /// (committed documents and those added before this call). `field` must be
 /// an indexed string field. Takes effect at the next commit.
@@ -290,19 +356,9 @@ pub unsafe extern "C" fn quarry_indexer_delete_term_string(
     value: *const c_char,
     value_len: usize,
 ) -> quarry_status {
-    guard(|| {
-        // SAFETY: the caller guarantees exclusive use of a live indexer.
-        let indexer = unsafe { handle_mut(indexer, "indexer") }?;
-        // SAFETY: the caller guarantees `field` is readable for `field_len` bytes.
-        let field = unsafe { str_arg(field, field_len, "field") }?;
-        // SAFETY: the caller guarantees `value` is readable for `value_len` bytes.
-        let value = unsafe { str_arg(value, value_len, "value") }?;
-        indexer.run(|w| {
-            let id = field_of(w, field)?;
-            w.delete_term(id, &Value::Str(value.to_owned()))?;
-            Ok(())
-        })
-    })
+    // SAFETY: forwarded from this function's contract; the closure reads
+    // `value` under the same contract.
+    unsafe { delete_term(indexer, field, field_len, || str_value(value, value_len)) }
 }
 
 /// Deletes every document whose i64 field `field` holds `value`. `field`
@@ -319,17 +375,8 @@ pub unsafe extern "C" fn quarry_indexer_delete_term_i64(
     field_len: usize,
     value: i64,
 ) -> quarry_status {
-    guard(|| {
-        // SAFETY: the caller guarantees exclusive use of a live indexer.
-        let indexer = unsafe { handle_mut(indexer, "indexer") }?;
-        // SAFETY: the caller guarantees `field` is readable for `field_len` bytes.
-        let field = unsafe { str_arg(field, field_len, "field") }?;
-        indexer.run(|w| {
-            let id = field_of(w, field)?;
-            w.delete_term(id, &Value::I64(value))?;
-            Ok(())
-        })
-    })
+    // SAFETY: forwarded from this function's contract.
+    unsafe { delete_term(indexer, field, field_len, || Ok(Value::I64(value))) }
 }
 
 /// Makes every document added and deleted so far durable and visible to
@@ -457,7 +504,7 @@ pub unsafe extern "C" fn quarry_doc_add_text(
     // `value` under the same contract.
     unsafe {
         add_value(doc, field, field_len, Kind::Text, || {
-            Ok(Value::Str(str_arg(value, value_len, "value")?.to_owned()))
+            str_value(value, value_len)
         })
     }
 }
@@ -481,7 +528,7 @@ pub unsafe extern "C" fn quarry_doc_add_string(
     // `value` under the same contract.
     unsafe {
         add_value(doc, field, field_len, Kind::String, || {
-            Ok(Value::Str(str_arg(value, value_len, "value")?.to_owned()))
+            str_value(value, value_len)
         })
     }
 }

@@ -31,41 +31,46 @@ Options:
 ";
 
 pub fn run_merge(p: &mut lexopt::Parser) -> Result<(), CliError> {
+    cli::run_cmd(p, Cmd::Merge, parse_merge, |(dir, max_segments)| {
+        merge(dir, *max_segments)
+    })
+}
+
+/// The index directory and --max-segments.
+fn parse_merge(p: &mut lexopt::Parser) -> Result<Option<(String, usize)>, CliError> {
     use lexopt::prelude::*;
     let mut dir = None;
     let mut max_segments = 1usize;
-    let parsed: Result<bool, CliError> = (|| {
-        while let Some(arg) = p.next()? {
-            match arg {
-                Short('h') | Long("help") => return Ok(false),
-                Long("max-segments") => {
-                    max_segments = cli::parsed_value(p, "--max-segments", "a positive integer")?;
-                    if max_segments == 0 {
-                        return Err(CliError::usage(
-                            None,
-                            "invalid value '0' for --max-segments: expected a positive integer",
-                        ));
-                    }
+    while let Some(arg) = p.next()? {
+        match arg {
+            Short('h') | Long("help") => return Ok(None),
+            Long("max-segments") => {
+                max_segments = cli::parsed_value(p, "--max-segments", "a positive integer")?;
+                if max_segments == 0 {
+                    return Err(CliError::usage(
+                        None,
+                        "invalid value '0' for --max-segments: expected a positive integer",
+                    ));
                 }
-                Value(v) => cli::positional(&mut dir, v, "DIR")?,
-                other => return Err(other.unexpected().into()),
             }
+            Value(v) => cli::positional(&mut dir, v, "DIR")?,
+            other => return Err(other.unexpected().into()),
         }
-        Ok(true)
-    })();
-    if !parsed.map_err(|e| e.in_cmd(Cmd::Merge))? {
-        return cli::print_stdout(MERGE_USAGE);
     }
-    let dir = cli::required(dir, "the index directory DIR").map_err(|e| e.in_cmd(Cmd::Merge))?;
-    let before = segment_count(Path::new(&dir))?;
+    let dir = cli::required(dir, "the index directory DIR")?;
+    Ok(Some((dir, max_segments)))
+}
+
+fn merge(dir: &str, max_segments: usize) -> Result<(), CliError> {
+    let before = segment_count(Path::new(dir))?;
     let config = WriterConfig {
         merge_factor: 0,
         ..WriterConfig::default()
     };
-    let mut w = IndexWriter::open(&dir, config)?;
+    let mut w = IndexWriter::open(dir, config)?;
     let generation = w.merge(max_segments)?;
     drop(w);
-    let after = segment_count(Path::new(&dir))?;
+    let after = segment_count(Path::new(dir))?;
     cli::print_stdout(&format!(
         "merged {dir}: {before} segments -> {after}, generation {generation}\n"
     ))
@@ -79,36 +84,39 @@ fn segment_count(dir: &Path) -> Result<usize, CliError> {
 }
 
 pub fn run_stats(p: &mut lexopt::Parser) -> Result<(), CliError> {
+    cli::run_cmd(p, Cmd::Stats, parse_stats, |(dir, json)| stats(dir, *json))
+}
+
+/// The index directory, and whether --format json was given.
+fn parse_stats(p: &mut lexopt::Parser) -> Result<Option<(String, bool)>, CliError> {
     use lexopt::prelude::*;
     let mut dir = None;
     let mut json = false;
-    let parsed: Result<bool, CliError> = (|| {
-        while let Some(arg) = p.next()? {
-            match arg {
-                Short('h') | Long("help") => return Ok(false),
-                Long("format") => {
-                    json = cli::choice_value(p, "--format", "'text' or 'json'", |s| match s {
-                        "text" => Some(false),
-                        "json" => Some(true),
-                        _ => None,
-                    })?
-                }
-                Value(v) => cli::positional(&mut dir, v, "DIR")?,
-                other => return Err(other.unexpected().into()),
+    while let Some(arg) = p.next()? {
+        match arg {
+            Short('h') | Long("help") => return Ok(None),
+            Long("format") => {
+                json = cli::choice_value(p, "--format", "'text' or 'json'", |s| match s {
+                    "text" => Some(false),
+                    "json" => Some(true),
+                    _ => None,
+                })?
             }
+            Value(v) => cli::positional(&mut dir, v, "DIR")?,
+            other => return Err(other.unexpected().into()),
         }
-        Ok(true)
-    })();
-    if !parsed.map_err(|e| e.in_cmd(Cmd::Stats))? {
-        return cli::print_stdout(STATS_USAGE);
     }
-    let dir = cli::required(dir, "the index directory DIR").map_err(|e| e.in_cmd(Cmd::Stats))?;
-    if !Path::new(&dir).is_dir() {
+    let dir = cli::required(dir, "the index directory DIR")?;
+    Ok(Some((dir, json)))
+}
+
+fn stats(dir: &str, json: bool) -> Result<(), CliError> {
+    if !Path::new(dir).is_dir() {
         return Err(CliError::failed(format!(
             "no index at {dir} (not a directory)"
         )));
     }
-    let s = Searcher::open(&dir)?;
+    let s = Searcher::open(dir)?;
     let snap = s.snapshot();
     let total = s.max_doc();
     let live = s.num_docs();
@@ -128,7 +136,7 @@ pub fn run_stats(p: &mut lexopt::Parser) -> Result<(), CliError> {
     let mut disk_bytes = 0u64;
     let mut files = 0u64;
     let rd =
-        std::fs::read_dir(&dir).map_err(|e| CliError::failed(format!("cannot list {dir}: {e}")))?;
+        std::fs::read_dir(dir).map_err(|e| CliError::failed(format!("cannot list {dir}: {e}")))?;
     for e in rd.flatten() {
         if let Ok(md) = e.metadata()
             && md.is_file()

@@ -76,14 +76,7 @@ fn parse(p: &mut lexopt::Parser) -> Result<Option<Args>, CliError> {
             Long("op") => a.op = cli::choice_value(p, "--op", "'and' or 'or'", search::parse_op)?,
             Long("k") => a.k = cli::parsed_value(p, "--k", "a non-negative integer")?,
             Long("sort") => a.sort = Some(search::parse_sort(&cli::string_value(p, "--sort")?)?),
-            Long("exec") => {
-                a.exec = Some(cli::choice_value(
-                    p,
-                    "--exec",
-                    "'auto', 'exhaustive' or 'daat'",
-                    ExecMode::from_name,
-                )?)
-            }
+            Long("exec") => a.exec = Some(search::exec_value(p)?),
             Long("warmup-s") => a.warmup = cli::seconds_value(p, "--warmup-s")?,
             Long("measure-s") => a.measure = cli::seconds_value(p, "--measure-s")?,
             Long("threads") => {
@@ -107,11 +100,7 @@ fn parse(p: &mut lexopt::Parser) -> Result<Option<Args>, CliError> {
 }
 
 pub fn run(p: &mut lexopt::Parser) -> Result<(), CliError> {
-    let args = match parse(p).map_err(|e| e.in_cmd(Cmd::Bench))? {
-        Some(a) => a,
-        None => return cli::print_stdout(USAGE),
-    };
-    run_args(&args).map_err(|e| e.in_cmd(Cmd::Bench))
+    cli::run_cmd(p, Cmd::Bench, parse, run_args)
 }
 
 struct Class {

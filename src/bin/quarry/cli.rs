@@ -132,6 +132,21 @@ pub fn print_stdout(text: &str) -> Result<(), CliError> {
     Ok(())
 }
 
+/// Runs a subcommand: `parse` reads its arguments (`None`: help was asked
+/// for, so the command's usage is printed instead), then `body` runs on
+/// them. Usage errors from either are attributed to `cmd`.
+pub fn run_cmd<A>(
+    p: &mut Parser,
+    cmd: Cmd,
+    parse: impl FnOnce(&mut Parser) -> Result<Option<A>, CliError>,
+    body: impl FnOnce(&A) -> Result<(), CliError>,
+) -> Result<(), CliError> {
+    match parse(p).map_err(|e| e.in_cmd(cmd))? {
+        Some(args) => body(&args).map_err(|e| e.in_cmd(cmd)),
+        None => print_stdout(cmd.usage()),
+    }
+}
+
 /// The next option value as UTF-8.
 pub fn string_value(p: &mut Parser, flag: &str) -> Result<String, CliError> {
     p.value()?.into_string().map_err(|v| {

@@ -79,10 +79,10 @@ fn parse(p: &mut lexopt::Parser) -> Result<Option<Args>, CliError> {
 }
 
 pub fn run(p: &mut lexopt::Parser) -> Result<(), CliError> {
-    let args = match parse(p).map_err(|e| e.in_cmd(Cmd::Index))? {
-        Some(a) => a,
-        None => return cli::print_stdout(USAGE),
-    };
+    cli::run_cmd(p, Cmd::Index, parse, run_args)
+}
+
+fn run_args(args: &Args) -> Result<(), CliError> {
     let dir = PathBuf::from(&args.dir);
 
     let schema = match &args.schema {

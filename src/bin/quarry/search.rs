@@ -212,6 +212,16 @@ pub fn parse_op(s: &str) -> Option<Operator> {
     }
 }
 
+/// The value of `--exec`.
+pub fn exec_value(p: &mut lexopt::Parser) -> Result<ExecMode, CliError> {
+    cli::choice_value(
+        p,
+        "--exec",
+        "'auto', 'exhaustive' or 'daat'",
+        ExecMode::from_name,
+    )
+}
+
 /// Opens the searcher, with `--exec` (when given) overriding the environment.
 pub fn open_searcher(dir: &str, exec: Option<ExecMode>) -> Result<Searcher, CliError> {
     if !Path::new(dir).is_dir() {
@@ -279,14 +289,7 @@ fn parse(p: &mut lexopt::Parser) -> Result<Option<Args>, CliError> {
             }
             Long("sort") => a.sort = Some(parse_sort(&cli::string_value(p, "--sort")?)?),
             Long("id-field") => a.id_field = Some(cli::string_value(p, "--id-field")?),
-            Long("exec") => {
-                a.exec = Some(cli::choice_value(
-                    p,
-                    "--exec",
-                    "'auto', 'exhaustive' or 'daat'",
-                    ExecMode::from_name,
-                )?)
-            }
+            Long("exec") => a.exec = Some(exec_value(p)?),
             Long("format") => {
                 a.format =
                     cli::choice_value(p, "--format", "'text', 'tsv' or 'json'", |s| match s {
@@ -316,11 +319,7 @@ fn parse(p: &mut lexopt::Parser) -> Result<Option<Args>, CliError> {
 }
 
 pub fn run(p: &mut lexopt::Parser) -> Result<(), CliError> {
-    let args = match parse(p).map_err(|e| e.in_cmd(Cmd::Search))? {
-        Some(a) => a,
-        None => return cli::print_stdout(USAGE),
-    };
-    run_args(&args).map_err(|e| e.in_cmd(Cmd::Search))
+    cli::run_cmd(p, Cmd::Search, parse, run_args)
 }
 
 /// What to fetch from stored fields for printing.
@@ -482,10 +481,15 @@ fn run_args(a: &Args) -> Result<(), CliError> {
         let qno = i + 1;
         let hits = searcher.search(&Query::matching(field, &q.text, a.op), &req)?;
         line.clear();
+        let answer = Answer {
+            qno,
+            query: q,
+            hits: &hits,
+        };
         match a.format {
-            Format::Tsv => tsv(&printer, qno, q, &hits, &mut line)?,
-            Format::Text => text(&printer, qno, q, &hits, a.offset, &mut line)?,
-            Format::Json => json(&printer, qno, q, &hits, a.offset, &mut line)?,
+            Format::Tsv => tsv(&printer, answer, &mut line)?,
+            Format::Text => text(&printer, answer, &mut line)?,
+            Format::Json => json(&printer, answer, &mut line)?,
         }
         out.write_all(line.as_bytes())?;
     }
@@ -493,15 +497,19 @@ fn run_args(a: &Args) -> Result<(), CliError> {
     Ok(())
 }
 
-fn tsv(
-    pr: &Printer,
+/// One query's page of hits, as `tsv`, `text` and `json` print it.
+#[derive(Clone, Copy)]
+struct Answer<'a> {
+    /// The query's number (from 1) in the query file.
     qno: usize,
-    q: &QueryLine,
-    hits: &Hits,
-    out: &mut String,
-) -> Result<(), CliError> {
+    query: &'a QueryLine,
+    hits: &'a Hits,
+}
+
+fn tsv(pr: &Printer, a: Answer, out: &mut String) -> Result<(), CliError> {
+    let Answer { qno, query, hits } = a;
     let mut class = String::new();
-    cli::tsv_escape(&q.class, &mut class);
+    cli::tsv_escape(&query.class, &mut class);
     if hits.hits.is_empty() {
         let _ = write!(
             out,
@@ -534,19 +542,13 @@ fn tsv(
     Ok(())
 }
 
-fn text(
-    pr: &Printer,
-    qno: usize,
-    q: &QueryLine,
-    hits: &Hits,
-    offset: usize,
-    out: &mut String,
-) -> Result<(), CliError> {
+fn text(pr: &Printer, a: Answer, out: &mut String) -> Result<(), CliError> {
+    let Answer { qno, query, hits } = a;
     let _ = writeln!(
         out,
         "#{qno} [{}] {:?}: {} hit{}{}",
-        q.class,
-        q.text,
+        query.class,
+        query.text,
         hits.total_hits,
         if hits.total_hits == 1 { "" } else { "s" },
         if hits.total_is_exact {
@@ -560,7 +562,7 @@ fn text(
     }
     for (r, hit) in hits.hits.iter().enumerate() {
         let (id, title) = pr.lookup(hit.doc, true)?;
-        let _ = write!(out, "{:5}. id ", offset + r + 1);
+        let _ = write!(out, "{:5}. id ", pr.offset + r + 1);
         write_value(&id, out);
         let _ = write!(out, "  score {}", hit.score);
         if pr.sort.is_some() {
@@ -575,19 +577,13 @@ fn text(
     Ok(())
 }
 
-fn json(
-    pr: &Printer,
-    qno: usize,
-    q: &QueryLine,
-    hits: &Hits,
-    offset: usize,
-    out: &mut String,
-) -> Result<(), CliError> {
+fn json(pr: &Printer, a: Answer, out: &mut String) -> Result<(), CliError> {
+    let Answer { qno, query, hits } = a;
     let mut list = Vec::with_capacity(hits.hits.len());
     for (r, hit) in hits.hits.iter().enumerate() {
         let (id, title) = pr.lookup(hit.doc, true)?;
         let mut h = serde_json::json!({
-            "rank": offset + r + 1,
+            "rank": pr.offset + r + 1,
             "doc": hit.doc,
             "id": value_json(&id),
             "score": f32_json(hit.score),
@@ -603,8 +599,8 @@ fn json(
     }
     let v = serde_json::json!({
         "qno": qno,
-        "class": q.class,
-        "query": q.text,
+        "class": query.class,
+        "query": query.text,
         "total_hits": hits.total_hits,
         "total_is_exact": hits.total_is_exact,
         "hits": list,
