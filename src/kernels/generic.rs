@@ -254,31 +254,42 @@ pub(super) unsafe fn seek<V: Vector>(docs: &[u32], from: usize, target: u32) -> 
 #[inline(always)]
 pub(super) unsafe fn intersect_blocks<V: Vector>(a: &[u32], b: &[u32], out: &mut Vec<u32>) {
     let (mut i, mut j) = (0, 0);
-    if a.len() >= LANES && b.len() >= LANES {
-        out.reserve(a.len().min(b.len()) + LANES);
-    }
-    while i + LANES <= a.len() && j + LANES <= b.len() {
-        let a_max = a[i + LANES - 1];
-        let b_max = b[j + LANES - 1];
-        // Cheap for sorted input, and keeps the writes below in bounds even
-        // for unsorted input (which may emit more than min(len) elements).
-        out.reserve(LANES);
-        // SAFETY: `i + LANES <= a.len()` and `j + LANES <= b.len()` make both
-        // loads in bounds; `reserve(LANES)` guarantees room for the LANES-wide
-        // store at `out.len()`, of which `count <= LANES` elements are
-        // initialised, so `set_len(len + count)` covers initialised memory
-        // only; the mask from `eq_any_mask` is < 256. The caller guarantees
-        // `V`'s instruction set is available.
+    let (an, bn) = (a.len(), b.len());
+    // Each step consumes at least LANES elements and emits at most LANES,
+    // and a step runs only while both lists have LANES left: a step starts
+    // with at most `an + bn - 2 * LANES` elements emitted, so this one
+    // reservation leaves room for every LANES-wide store, whatever the
+    // input's order.
+    out.reserve(an + bn);
+    if an >= LANES && bn >= LANES {
+        let (a_last, b_last) = (an - LANES, bn - LANES);
+        let (ap, bp) = (a.as_ptr(), b.as_ptr());
+        let mut len = out.len();
+        let dst = out.as_mut_ptr();
+        // SAFETY: `i <= an - LANES` and `j <= bn - LANES` make the loads of
+        // LANES elements at `i` and `j` (and so their last elements) in
+        // bounds; by the count above `len + LANES` stays within the
+        // capacity reserved, so each LANES-wide store at `dst + len` is in
+        // bounds, and `len` only grows by the `count <= LANES` elements a
+        // store initialises, so `set_len(len)` covers initialised memory;
+        // the mask from `eq_any_mask` is < 256. The caller guarantees `V`'s
+        // instruction set is available.
         unsafe {
-            let va = V::load_unaligned(a.as_ptr().add(i));
-            let vb = V::load_unaligned(b.as_ptr().add(j));
-            let mask = va.eq_any_mask(vb);
-            let len = out.len();
-            let count = va.store_compressed(mask, out.as_mut_ptr().add(len));
-            out.set_len(len + count);
+            while i <= a_last && j <= b_last {
+                let va = V::load_unaligned(ap.add(i));
+                let vb = V::load_unaligned(bp.add(j));
+                let a_max = *ap.add(i + LANES - 1);
+                let b_max = *bp.add(j + LANES - 1);
+                let mask = va.eq_any_mask(vb);
+                // Most steps of a selective conjunction match nothing.
+                if mask != 0 {
+                    len += va.store_compressed(mask, dst.add(len));
+                }
+                i += LANES * usize::from(a_max <= b_max);
+                j += LANES * usize::from(b_max <= a_max);
+            }
+            out.set_len(len);
         }
-        i += LANES * usize::from(a_max <= b_max);
-        j += LANES * usize::from(b_max <= a_max);
     }
     // Fewer than LANES left on one side: each of those probes the other
     // side (which may be long) instead of walking it element by element.
