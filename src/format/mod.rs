@@ -100,6 +100,17 @@ pub fn put_varint(out: &mut Vec<u8>, mut v: u64) {
 /// Reads a LEB128 varint at `*pos`, advancing it; `None` when truncated or over-long.
 #[inline]
 pub fn get_varint(bytes: &[u8], pos: &mut usize) -> Option<u64> {
+    // Most varints (gaps, exception high bits, frequencies) fit one byte.
+    let first = *bytes.get(*pos)?;
+    if first < 0x80 {
+        *pos += 1;
+        return Some(u64::from(first));
+    }
+    get_varint_long(bytes, pos)
+}
+
+/// [`get_varint`] past its one-byte fast path.
+fn get_varint_long(bytes: &[u8], pos: &mut usize) -> Option<u64> {
     let mut v = 0u64;
     let mut shift = 0;
     loop {

@@ -342,7 +342,11 @@ pub fn present_clauses<C, T>(
     clauses: impl IntoIterator<Item = (Occur, C)>,
     mut build: impl FnMut(C) -> Result<Option<T>>,
 ) -> Result<Option<(Vec<T>, Vec<Occur>)>> {
-    let (mut built, mut occurs) = (Vec::new(), Vec::new());
+    let clauses = clauses.into_iter();
+    // Sized up front: a term scorer holds its decoded block, so regrowing
+    // would copy kilobytes.
+    let n = clauses.size_hint().0;
+    let (mut built, mut occurs) = (Vec::with_capacity(n), Vec::with_capacity(n));
     for (occur, c) in clauses {
         match (build(c)?, occur) {
             (Some(t), _) => {
