@@ -244,9 +244,9 @@ pub(super) unsafe fn seek<V: Vector>(docs: &[u32], from: usize, target: u32) -> 
 
 /// Block-wise 2-way intersection (Schlegel/Lemire style): compare 8 elements
 /// of `a` against 8 elements of `b` all-pairs, compress-store the matches,
-/// advance whichever block has the smaller maximum (both on a tie). In the
-/// tail (fewer than 8 left in one list) each remaining element of that list
-/// is looked up in the other with [`find_next_geq`].
+/// advance whichever block has the smaller maximum (both on a tie). The
+/// tail (fewer than 8 left in one list) is one padded vector compared
+/// against the other list ([`intersect_tail`]).
 ///
 /// # Safety
 ///
@@ -291,21 +291,74 @@ pub(super) unsafe fn intersect_blocks<V: Vector>(a: &[u32], b: &[u32], out: &mut
             out.set_len(len);
         }
     }
-    // Fewer than LANES left on one side: each of those probes the other
-    // side (which may be long) instead of walking it element by element.
-    let (short, long, mut k) = if a.len() - i < LANES {
+    // Fewer than LANES left on one side.
+    let (short, long, k) = if an - i < LANES {
         (&a[i..], b, j)
     } else {
         (&b[j..], a, i)
     };
-    for &x in short {
-        // SAFETY: forwarded from this function's contract.
-        k = unsafe { find_next_geq::<V>(long, k, x) };
-        if k == long.len() {
-            break;
+    // SAFETY: forwarded from this function's contract.
+    unsafe { intersect_tail::<V>(short, long, k, out) }
+}
+
+/// The tail of [`intersect_blocks`]: the 0 to 7 elements of `short` are
+/// looked up in `long[k..]` as one vector, padded with copies of its last
+/// element, against `long` LANES at a time until a group reaches the last
+/// of them. Only `short`'s lanes are stored, once, so matches found twice
+/// (the last group may overlap the one before) are stored once. Elements
+/// of `long` before `k` are below every element of `short` (the merge
+/// passed them), so the overlap cannot match anything new.
+///
+/// # Safety
+///
+/// The CPU must support `V`'s instruction set.
+#[inline(always)]
+unsafe fn intersect_tail<V: Vector>(short: &[u32], long: &[u32], k: usize, out: &mut Vec<u32>) {
+    let m = short.len();
+    let (Some(&last), true) = (short.last(), m < LANES) else {
+        return;
+    };
+    let n = long.len();
+    if n < LANES {
+        // Too short for a vector: probe one by one.
+        let mut k = k;
+        for &x in short {
+            // SAFETY: forwarded from this function's contract.
+            k = unsafe { find_next_geq::<V>(long, k, x) };
+            if k == n {
+                break;
+            }
+            if long[k] == x {
+                out.push(x);
+            }
         }
-        if long[k] == x {
-            out.push(x);
+        return;
+    }
+    let mut padded = [last; LANES];
+    padded[..m].copy_from_slice(short);
+    let mut p = k.min(n);
+    let mut hits = 0u32;
+    // SAFETY: `padded` holds LANES elements; every load of `long` starts at
+    // most at `n - LANES`; `reserve(LANES)` makes the LANES-wide store at
+    // `out.len()` in bounds, and `set_len` adds only the `count` elements
+    // it initialised (the mask keeps lanes below `m <= LANES`, < 256). The
+    // caller guarantees `V`'s instruction set is available.
+    unsafe {
+        let vs = V::load_unaligned(padded.as_ptr());
+        loop {
+            let at = p.min(n - LANES);
+            hits |= vs.eq_any_mask(V::load_unaligned(long.as_ptr().add(at)));
+            if at == n - LANES || long[at + LANES - 1] >= last {
+                break;
+            }
+            p = at + LANES;
+        }
+        hits &= (1u32 << m) - 1;
+        if hits != 0 {
+            out.reserve(LANES);
+            let len = out.len();
+            let count = vs.store_compressed(hits, out.as_mut_ptr().add(len));
+            out.set_len(len + count);
         }
     }
 }
