@@ -102,21 +102,6 @@ struct OrdAction<'a> {
     card: u32,
 }
 
-/// The first `o` in `0..n` for which `pred` is false (`pred` holds for a
-/// prefix).
-fn partition_point(n: u32, pred: impl Fn(u32) -> bool) -> u32 {
-    let (mut lo, mut hi) = (0u32, n);
-    while lo < hi {
-        let mid = lo + (hi - lo) / 2;
-        if pred(mid) {
-            lo = mid + 1;
-        } else {
-            hi = mid;
-        }
-    }
-    lo
-}
-
 impl OrdAction<'_> {
     #[inline(always)]
     fn key_of_ord(&self, o: u32) -> u64 {
@@ -139,19 +124,24 @@ impl OrdAction<'_> {
     }
 
     /// The ords whose key is at most `bottom`, as `(first, count - 1)`;
-    /// `None` when there are none. Keys are monotonic in the ord, and the
-    /// missing ord (above every present one) passes only a missing bottom.
+    /// `None` when there are none. Keys are linear in the ord, so the
+    /// bounds follow from `bottom` by arithmetic; the missing ord (above
+    /// every present one) passes only a missing bottom.
     fn accepted(&self, bottom: u64) -> Option<(u32, u32)> {
         if bottom == u64::MAX {
             return Some((0, u32::MAX));
         }
-        let ok = |o: u32| self.key_of_ord(o) <= bottom;
+        let card = u64::from(self.card);
         let (lo, hi) = if self.flip == 0 {
-            (0, partition_point(self.card, ok))
+            // 2o + 1 <= bottom  <=>  o < ceil(bottom / 2).
+            (0, bottom.div_ceil(2).min(card))
         } else {
-            (partition_point(self.card, |o| !ok(o)), self.card)
+            // K - (2o + 1) <= bottom, with K = add - 1,
+            // <=>  o >= (K - bottom) / 2.
+            let k = self.add - 1;
+            ((k.saturating_sub(bottom) / 2).min(card), card)
         };
-        (lo < hi).then(|| (lo, hi - lo - 1))
+        (lo < hi).then(|| (lo as u32, (hi - lo - 1) as u32))
     }
 
     /// Keeps the `docs` whose ord is in `accepted` ([`Self::accepted`]).
@@ -268,8 +258,6 @@ pub struct SortCollector<'a> {
     bottom_score: f32,
     /// The first rule's ords that can still compete ([`OrdAction::accepted`]).
     accepted: Option<(u32, u32)>,
-    /// The bottom key `accepted` was computed for (in this segment).
-    accepted_for: Option<u64>,
     /// Whether some kept hit has a between-ords key; until one does, keys
     /// alone order the heap (see [`compare`]).
     between: bool,
@@ -332,7 +320,6 @@ impl<'a> SortCollector<'a> {
             bottom: 0,
             bottom_score: 0.0,
             accepted: None,
-            accepted_for: None,
             between: false,
             may_skip,
             total: 0,
@@ -431,7 +418,6 @@ impl<'a> SortCollector<'a> {
                 };
             }
         }
-        self.accepted_for = None;
         if self.is_full() {
             self.update_bottom();
         }
@@ -450,12 +436,7 @@ impl<'a> SortCollector<'a> {
         self.bottom_score = self.entries[bottom].score;
         self.bottom = bottom * self.stride;
         if let Some(a) = self.actions.first().and_then(Action::ord) {
-            // The bottom's first key changes far less often than the bottom.
-            let first = self.bottom_key(0);
-            if self.accepted_for != Some(first) {
-                self.accepted = a.accepted(first);
-                self.accepted_for = Some(first);
-            }
+            self.accepted = a.accepted(self.bottom_key(0));
         }
     }
 
@@ -801,4 +782,49 @@ fn compare(rules: &[Rule], a: Kept, b: Kept) -> Ordering {
     }
     // The doc numbers.
     a.keys[rules.len()].cmp(&b.keys[rules.len()])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `accepted` agrees with checking every ord's key, for every bottom
+    /// key a kept hit can have (at an ord, between two ords, missing).
+    #[test]
+    fn accepted_matches_a_scan_of_the_ords() {
+        for card in 0..40u32 {
+            for desc in [false, true] {
+                let (flip, add) = if desc {
+                    (u64::MAX, 2 * u64::from(card) + 3)
+                } else {
+                    (0, 0)
+                };
+                let a = OrdAction {
+                    ords: &[],
+                    missing: u32::MAX,
+                    flip,
+                    add,
+                    slot: 0,
+                    card,
+                };
+                let between = (0..=card).map(|p| a.key_between(p));
+                let at = (0..card).map(|o| a.key_of_ord(o));
+                for bottom in between.chain(at).chain([u64::MAX]) {
+                    let want = if bottom == u64::MAX {
+                        Some((0, u32::MAX))
+                    } else {
+                        let ok: Vec<u32> =
+                            (0..card).filter(|&o| a.key_of_ord(o) <= bottom).collect();
+                        assert!(ok.windows(2).all(|w| w[1] == w[0] + 1));
+                        ok.first().map(|&lo| (lo, ok.len() as u32 - 1))
+                    };
+                    assert_eq!(
+                        a.accepted(bottom),
+                        want,
+                        "card {card} desc {desc} bottom {bottom}"
+                    );
+                }
+            }
+        }
+    }
 }
