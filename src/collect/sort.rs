@@ -54,29 +54,38 @@ enum Rule {
 }
 
 /// One field value kept with a hit.
-#[derive(Clone, Debug, Default)]
-struct Slot {
-    /// Segment-local ord (meaningful with the entry's `seg`).
+#[derive(Clone, Copy, Debug, Default)]
+struct Slot<'a> {
+    /// The ord in the segment the hit was collected in (meaningful until
+    /// the hit is resolved).
     ord: u32,
     missing: bool,
     /// Order-preserving key of a numeric value.
     num: u64,
-    /// A string value (the buffer is reused when the entry is recycled).
-    text: String,
+    /// A string value, borrowed from the segment's sort column (copied
+    /// only into a returned [`Hit`]).
+    text: &'a str,
 }
 
-#[derive(Clone, Debug)]
+/// A kept hit's fixed-size part. Its keys and values live in the
+/// collector's flat `keys` and `slots` arrays, at the entry's index.
+#[derive(Clone, Copy, Debug, Default)]
 struct Entry {
     doc: u32,
     score: f32,
-    seg: u32,
     /// Whether the slots' values (`num`, `text`) are filled in; keys alone
-    /// order hits of one segment.
+    /// order hits of one segment. Hits of earlier segments are always
+    /// resolved (see [`SortCollector::set_segment`]).
     resolved: bool,
-    slots: Vec<Slot>,
+}
+
+/// A kept hit's keys and values, as [`compare`] reads them.
+#[derive(Clone, Copy)]
+struct Kept<'s, 'a> {
     /// One key per rule in the current segment's key space (smaller is
-    /// better): see [`SortCollector::worse`].
-    keys: Vec<u64>,
+    /// better), then the doc number.
+    keys: &'s [u64],
+    slots: &'s [Slot<'a>],
 }
 
 /// A field rule's action for the current segment.
@@ -91,21 +100,6 @@ struct OrdAction<'a> {
     slot: usize,
     /// Present values (ords `0..card`).
     card: u32,
-}
-
-/// The first `o` in `0..n` for which `pred` is false (`pred` holds for a
-/// prefix).
-fn partition_point(n: u32, pred: impl Fn(u32) -> bool) -> u32 {
-    let (mut lo, mut hi) = (0u32, n);
-    while lo < hi {
-        let mid = lo + (hi - lo) / 2;
-        if pred(mid) {
-            lo = mid + 1;
-        } else {
-            hi = mid;
-        }
-    }
-    lo
 }
 
 impl OrdAction<'_> {
@@ -130,19 +124,24 @@ impl OrdAction<'_> {
     }
 
     /// The ords whose key is at most `bottom`, as `(first, count - 1)`;
-    /// `None` when there are none. Keys are monotonic in the ord, and the
-    /// missing ord (above every present one) passes only a missing bottom.
+    /// `None` when there are none. Keys are linear in the ord, so the
+    /// bounds follow from `bottom` by arithmetic; the missing ord (above
+    /// every present one) passes only a missing bottom.
     fn accepted(&self, bottom: u64) -> Option<(u32, u32)> {
         if bottom == u64::MAX {
             return Some((0, u32::MAX));
         }
-        let ok = |o: u32| self.key_of_ord(o) <= bottom;
+        let card = u64::from(self.card);
         let (lo, hi) = if self.flip == 0 {
-            (0, partition_point(self.card, ok))
+            // 2o + 1 <= bottom  <=>  o < ceil(bottom / 2).
+            (0, bottom.div_ceil(2).min(card))
         } else {
-            (partition_point(self.card, |o| !ok(o)), self.card)
+            // K - (2o + 1) <= bottom, with K = add - 1,
+            // <=>  o >= (K - bottom) / 2.
+            let k = self.add - 1;
+            ((k.saturating_sub(bottom) / 2).min(card), card)
         };
-        (lo < hi).then(|| (lo, hi - lo - 1))
+        (lo < hi).then(|| (lo as u32, (hi - lo - 1) as u32))
     }
 
     /// Keeps the `docs` whose ord is in `accepted` ([`Self::accepted`]).
@@ -226,25 +225,39 @@ impl<'a> Action<'a> {
 }
 
 /// Collects the best `capacity` hits in sort-spec order.
+///
+/// The queue is allocated once, in [`SortCollector::new`]: kept hits are
+/// indexes into flat arrays, and a hit that enters a full queue reuses the
+/// evicted one's place. Nothing is allocated per hit until
+/// [`SortCollector::into_hits`] builds the returned ones.
 pub struct SortCollector<'a> {
     rules: Vec<Rule>,
     needs_score: bool,
     capacity: usize,
+    /// Keys per hit: one per rule, then the doc number.
+    stride: usize,
+    /// Field rules: value slots per hit.
+    fields: usize,
     entries: Vec<Entry>,
+    /// Entry `i`'s keys at `keys[i * stride..(i + 1) * stride]`, with
+    /// `stride = rules.len() + 1`: one key per rule in the current
+    /// segment's key space (smaller is better), then the doc number, so
+    /// that one slice compare orders hits while no key lies between two
+    /// ords (see [`SortCollector::worse`]).
+    keys: Vec<u64>,
+    /// Entry `i`'s field values at `slots[i * fields..(i + 1) * fields]`.
+    slots: Vec<Slot<'a>>,
     /// Indexes into `entries`, a binary heap with the worst hit at the root.
     heap: Vec<u32>,
     // Current segment.
-    seg: u32,
     base: u32,
     columns: Vec<Option<SortColumn<'a>>>,
     actions: Vec<Action<'a>>,
-    /// The bottom's key per rule in the current segment (field rules).
-    bottom_keys: Vec<u64>,
+    /// Where the bottom's keys start in `keys` (while the queue is full).
+    bottom: usize,
     bottom_score: f32,
     /// The first rule's ords that can still compete ([`OrdAction::accepted`]).
     accepted: Option<(u32, u32)>,
-    /// The bottom key `accepted` was computed for (in this segment).
-    accepted_for: Option<u64>,
     /// Whether some kept hit has a between-ords key; until one does, keys
     /// alone order the heap (see [`compare`]).
     between: bool,
@@ -287,19 +300,26 @@ impl<'a> SortCollector<'a> {
             rules.push(rule);
         }
         let needs_score = rules.iter().any(|r| matches!(r, Rule::Score { .. }));
+        let fields = rules
+            .iter()
+            .filter(|r| matches!(r, Rule::Field { .. }))
+            .count();
+        let stride = rules.len() + 1;
         SortCollector {
             needs_score,
             capacity,
+            stride,
+            fields,
             entries: Vec::with_capacity(capacity),
+            keys: Vec::with_capacity(capacity.saturating_mul(stride)),
+            slots: Vec::with_capacity(capacity.saturating_mul(fields)),
             heap: Vec::with_capacity(capacity),
-            seg: 0,
             base: 0,
-            columns: Vec::new(),
-            actions: Vec::new(),
-            bottom_keys: vec![0; rules.len()],
+            columns: Vec::with_capacity(rules.len()),
+            actions: Vec::with_capacity(rules.len()),
+            bottom: 0,
             bottom_score: 0.0,
             accepted: None,
-            accepted_for: None,
             between: false,
             may_skip,
             total: 0,
@@ -314,10 +334,21 @@ impl<'a> SortCollector<'a> {
         self.capacity > 0 && self.heap.len() == self.capacity
     }
 
-    /// Moves to segment number `index` of the snapshot.
-    pub fn set_segment(&mut self, index: u32, seg: &'a LiveSegment) {
+    /// Entry `i`'s keys and values.
+    #[inline]
+    fn kept(&self, i: usize) -> Kept<'_, 'a> {
+        let (n, f) = (self.stride, self.fields);
+        Kept {
+            keys: &self.keys[i * n..(i + 1) * n],
+            slots: &self.slots[i * f..(i + 1) * f],
+        }
+    }
+
+    /// Moves to segment number `_index` of the snapshot, `seg`. The hits
+    /// kept so far are resolved first (their ords mean nothing in `seg`),
+    /// so the number itself is not needed.
+    pub fn set_segment(&mut self, _index: u32, seg: &'a LiveSegment) {
         self.resolve_all();
-        self.seg = index;
         self.base = seg.base as u32;
         self.columns.clear();
         self.actions.clear();
@@ -366,15 +397,18 @@ impl<'a> SortCollector<'a> {
         }
         // The kept hits' field keys, translated into this segment's key
         // space: an absent value falls between two ords (an even key).
-        for e in &mut self.entries {
+        let (n, f) = (self.stride, self.fields);
+        for e in 0..self.entries.len() {
+            let keys = &mut self.keys[e * n..(e + 1) * n];
+            let slots = &self.slots[e * f..(e + 1) * f];
             for (i, action) in self.actions.iter().enumerate() {
                 let Some(a) = action.ord() else { continue };
-                let s = &e.slots[a.slot];
-                e.keys[i] = if s.missing {
+                let s = &slots[a.slot];
+                keys[i] = if s.missing {
                     u64::MAX
                 } else {
                     let col = self.columns[i].as_ref().expect("field rule has a column");
-                    match col.find(s.num, &s.text) {
+                    match col.find(s.num, s.text) {
                         Ok(o) => a.key_of_ord(o),
                         Err(p) => {
                             self.between = true;
@@ -384,23 +418,25 @@ impl<'a> SortCollector<'a> {
                 };
             }
         }
-        self.accepted_for = None;
         if self.is_full() {
             self.update_bottom();
         }
     }
 
-    /// Recomputes the bottom's keys in the current segment's ord space.
+    /// The bottom's key for rule `i` (the queue is full).
+    #[inline(always)]
+    fn bottom_key(&self, i: usize) -> u64 {
+        self.keys[self.bottom + i]
+    }
+
+    /// Notes the new bottom (worst kept hit): where its keys are, its
+    /// score, and the first rule's ords that can still compete.
     fn update_bottom(&mut self) {
-        let bottom = &self.entries[self.heap[0] as usize];
-        self.bottom_score = bottom.score;
-        self.bottom_keys.copy_from_slice(&bottom.keys);
+        let bottom = self.heap[0] as usize;
+        self.bottom_score = self.entries[bottom].score;
+        self.bottom = bottom * self.stride;
         if let Some(a) = self.actions.first().and_then(Action::ord) {
-            // The bottom's first key changes far less often than the bottom.
-            if self.accepted_for != Some(self.bottom_keys[0]) {
-                self.accepted = a.accepted(self.bottom_keys[0]);
-                self.accepted_for = Some(self.bottom_keys[0]);
-            }
+            self.accepted = a.accepted(self.bottom_key(0));
         }
     }
 
@@ -410,40 +446,42 @@ impl<'a> SortCollector<'a> {
     }
 
     fn insert(&mut self, doc: u32, score: Option<f32>) {
+        let (n, f) = (self.stride, self.fields);
         let was_full = self.is_full();
         let idx = if was_full {
-            // Recycle the evicted bottom entry (and its buffers).
+            // Take the evicted bottom's place.
             self.heap[0] as usize
         } else {
-            let slots = self.actions.iter().filter(|a| a.ord().is_some()).count();
-            self.entries.push(Entry {
-                doc: 0,
-                score: 0.0,
-                seg: 0,
-                resolved: false,
-                slots: vec![Slot::default(); slots],
-                keys: vec![0; self.rules.len()],
-            });
-            self.heap.push((self.entries.len() - 1) as u32);
-            self.entries.len() - 1
+            // Within the capacity reserved in `new`: no allocation.
+            let idx = self.entries.len();
+            self.entries.push(Entry::default());
+            self.keys.resize((idx + 1) * n, 0);
+            self.slots.resize((idx + 1) * f, Slot::default());
+            self.heap.push(idx as u32);
+            idx
         };
-        let e = &mut self.entries[idx];
-        e.doc = self.base + doc;
-        e.score = score.unwrap_or(0.0);
-        e.seg = self.seg;
-        e.resolved = false;
-        for (i, action) in self.actions.iter().enumerate() {
-            e.keys[i] = by_width!(action, a, W => {
+        let doc_id = self.base + doc;
+        let score = score.unwrap_or(0.0);
+        self.entries[idx] = Entry {
+            doc: doc_id,
+            score,
+            resolved: false,
+        };
+        let keys = &mut self.keys[idx * n..(idx + 1) * n];
+        let slots = &mut self.slots[idx * f..(idx + 1) * f];
+        for (key, action) in keys.iter_mut().zip(&self.actions) {
+            *key = by_width!(action, a, W => {
                     let o = ords::get_w::<W>(a.ords, doc as usize);
-                    let s = &mut e.slots[a.slot];
+                    let s = &mut slots[a.slot];
                     s.ord = o;
                     s.missing = o == a.missing;
                     a.key_of_ord(o)
                 },
-                Action::Score { desc } => score_key(e.score, *desc),
-                Action::Doc { desc } => u64::from(if *desc { !e.doc } else { e.doc }),
+                Action::Score { desc } => score_key(score, *desc),
+                Action::Doc { desc } => u64::from(if *desc { !doc_id } else { doc_id }),
             );
         }
+        keys[n - 1] = u64::from(doc_id);
         if was_full {
             self.sift_down(0);
         } else {
@@ -454,26 +492,45 @@ impl<'a> SortCollector<'a> {
         }
     }
 
-    /// Fills in the values of the current segment's hits.
+    /// Fills in the values of the current segment's hits (the only ones
+    /// not yet resolved).
     fn resolve_all(&mut self) {
-        for e in &mut self.entries {
-            if !e.resolved && e.seg == self.seg {
-                resolve(e, &self.actions, &self.columns);
+        let f = self.fields;
+        for (i, e) in self.entries.iter_mut().enumerate() {
+            if !e.resolved {
+                resolve(
+                    &mut self.slots[i * f..(i + 1) * f],
+                    &self.actions,
+                    &self.columns,
+                );
+                e.resolved = true;
             }
         }
     }
 
-    /// Whether entry `a` sorts after entry `b` (is worse).
-    #[inline]
-    fn worse(&self, a: u32, b: u32) -> bool {
-        let (a, b) = (&self.entries[a as usize], &self.entries[b as usize]);
-        let o = if self.between {
-            compare(&self.rules, a, b)
+    /// Entry `i`'s keys.
+    #[inline(always)]
+    fn keys_of(&self, i: u32) -> &[u64] {
+        let n = self.stride;
+        &self.keys[i as usize * n..(i as usize + 1) * n]
+    }
+
+    /// How entry `a` sorts against entry `b`.
+    #[inline(always)]
+    fn order(&self, a: u32, b: u32) -> Ordering {
+        if self.between {
+            compare(&self.rules, self.kept(a as usize), self.kept(b as usize))
         } else {
-            // What `compare` does when no key lies between two ords.
-            a.keys.cmp(&b.keys).then(a.doc.cmp(&b.doc))
-        };
-        o == Ordering::Greater
+            // What `compare` does when no key lies between two ords: the
+            // keys, then the doc number (the last key).
+            self.keys_of(a).cmp(self.keys_of(b))
+        }
+    }
+
+    /// Whether entry `a` sorts after entry `b` (is worse).
+    #[inline(always)]
+    fn worse(&self, a: u32, b: u32) -> bool {
+        self.order(a, b) == Ordering::Greater
     }
 
     fn sift_up(&mut self, mut i: usize) {
@@ -527,29 +584,23 @@ impl<'a> SortCollector<'a> {
     /// The kept hits in order, skipping the first `offset`.
     pub fn into_hits(mut self, offset: usize) -> Vec<Hit> {
         self.resolve_all();
-        let mut order: Vec<u32> = self.heap.clone();
-        order.sort_by(|&a, &b| {
-            compare(
-                &self.rules,
-                &self.entries[a as usize],
-                &self.entries[b as usize],
-            )
-        });
+        // Doc numbers are unique, so the order is total and an unstable
+        // sort gives the one answer.
+        let mut order = std::mem::take(&mut self.heap);
+        order.sort_unstable_by(|&a, &b| self.order(a, b));
         order
-            .into_iter()
+            .iter()
             .skip(offset)
-            .map(|i| {
-                let e = &self.entries[i as usize];
-                let mut slot = 0;
+            .map(|&i| {
+                let (e, kept) = (self.entries[i as usize], self.kept(i as usize));
                 let sort_values = self
                     .rules
                     .iter()
                     .map(|r| match *r {
                         Rule::Score { .. } => Some(Value::F64(f64::from(e.score))),
                         Rule::Doc { .. } => Some(Value::I64(i64::from(e.doc))),
-                        Rule::Field { ty, .. } => {
-                            let s = &e.slots[slot];
-                            slot += 1;
+                        Rule::Field { ty, slot, .. } => {
+                            let s = &kept.slots[slot];
                             (!s.missing).then(|| slot_value(ty, s))
                         }
                     })
@@ -584,7 +635,7 @@ impl Sink for SortCollector<'_> {
         let col = self.columns[0].as_ref().expect("field rule has a column");
         let competitive = |b: usize| {
             let (lo, hi) = col.block_bounds(b);
-            a.key_of_ord(if a.flip == 0 { lo } else { hi }) <= self.bottom_keys[0]
+            a.key_of_ord(if a.flip == 0 { lo } else { hi }) <= self.bottom_key(0)
         };
         if !competitive(block) {
             self.skipped_blocks += 1;
@@ -652,8 +703,9 @@ impl Sink for SortCollector<'_> {
                         break;
                     }
                 );
-                if key != self.bottom_keys[i] {
-                    competitive = key < self.bottom_keys[i];
+                let bottom = self.bottom_key(i);
+                if key != bottom {
+                    competitive = key < bottom;
                     break;
                 }
             }
@@ -670,32 +722,28 @@ impl Sink for SortCollector<'_> {
     }
 }
 
-/// Fills in the values of `e`, a hit of the segment `actions` and
+/// Fills in the values (`slots`) of a hit of the segment `actions` and
 /// `columns` describe.
-fn resolve(e: &mut Entry, actions: &[Action], columns: &[Option<SortColumn>]) {
+fn resolve<'a>(slots: &mut [Slot<'a>], actions: &[Action], columns: &[Option<SortColumn<'a>>]) {
     for (action, col) in actions.iter().zip(columns) {
         let (Some(a), Some(col)) = (action.ord(), col) else {
             continue;
         };
-        let s = &mut e.slots[a.slot];
+        let s = &mut slots[a.slot];
         if !s.missing {
             match col.numeric_key(s.ord) {
                 Some(k) => s.num = k,
-                None => {
-                    s.text.clear();
-                    s.text.push_str(col.str_at(s.ord));
-                }
+                None => s.text = col.str_at(s.ord),
             }
         }
     }
-    e.resolved = true;
 }
 
 fn slot_value(ty: FieldType, s: &Slot) -> Value {
     match ty {
         FieldType::I64 => Value::I64(ords::key_to_i64(s.num)),
         FieldType::F64 => Value::F64(ords::key_to_f64(s.num)),
-        _ => Value::Str(s.text.clone()),
+        _ => Value::Str(s.text.to_owned()),
     }
 }
 
@@ -711,7 +759,7 @@ fn score_key(score: f32, desc: bool) -> u64 {
 /// Keys of the current segment are exact; a kept hit of an earlier segment
 /// whose value is absent here has an even key between two ords, and two
 /// such hits with the same key compare by value.
-fn compare(rules: &[Rule], a: &Entry, b: &Entry) -> Ordering {
+fn compare(rules: &[Rule], a: Kept, b: Kept) -> Ordering {
     for (i, r) in rules.iter().enumerate() {
         let (x, y) = (a.keys[i], b.keys[i]);
         if x != y {
@@ -732,5 +780,51 @@ fn compare(rules: &[Rule], a: &Entry, b: &Entry) -> Ordering {
             }
         }
     }
-    a.doc.cmp(&b.doc)
+    // The doc numbers.
+    a.keys[rules.len()].cmp(&b.keys[rules.len()])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `accepted` agrees with checking every ord's key, for every bottom
+    /// key a kept hit can have (at an ord, between two ords, missing).
+    #[test]
+    fn accepted_matches_a_scan_of_the_ords() {
+        for card in 0..40u32 {
+            for desc in [false, true] {
+                let (flip, add) = if desc {
+                    (u64::MAX, 2 * u64::from(card) + 3)
+                } else {
+                    (0, 0)
+                };
+                let a = OrdAction {
+                    ords: &[],
+                    missing: u32::MAX,
+                    flip,
+                    add,
+                    slot: 0,
+                    card,
+                };
+                let between = (0..=card).map(|p| a.key_between(p));
+                let at = (0..card).map(|o| a.key_of_ord(o));
+                for bottom in between.chain(at).chain([u64::MAX]) {
+                    let want = if bottom == u64::MAX {
+                        Some((0, u32::MAX))
+                    } else {
+                        let ok: Vec<u32> =
+                            (0..card).filter(|&o| a.key_of_ord(o) <= bottom).collect();
+                        assert!(ok.windows(2).all(|w| w[1] == w[0] + 1));
+                        ok.first().map(|&lo| (lo, ok.len() as u32 - 1))
+                    };
+                    assert_eq!(
+                        a.accepted(bottom),
+                        want,
+                        "card {card} desc {desc} bottom {bottom}"
+                    );
+                }
+            }
+        }
+    }
 }
