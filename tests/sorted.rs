@@ -316,6 +316,33 @@ fn every_ord_width_and_the_usual_specs() {
 }
 
 #[test]
+fn a_deep_page_grows_the_queue_past_its_first_reservation() {
+    // offset + limit above the hits the collector reserves up front.
+    let n = 9000usize;
+    let rows: Vec<Row> = (0..n as u64)
+        .map(|i| {
+            let h = i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 20;
+            Row {
+                num: (i % 11 != 0).then_some((h % 40) as i64),
+                cat: (i % 13 != 0).then(|| format!("k{:06}", (h >> 7) % 15)),
+                price: None,
+                words: vec![(i % 4) as u8, (h % 4) as u8],
+            }
+        })
+        .collect();
+    let tmp = tempfile::tempdir().unwrap();
+    let f = build(tmp.path(), &rows, 3000, &[5, 77, 4500]);
+    let specs = [
+        spec(&[(SortKey::Field(f.num), true), (SortKey::Score, true)]),
+        spec(&[
+            (SortKey::Field(f.cat), false),
+            (SortKey::Field(f.num), true),
+        ]),
+    ];
+    check(tmp.path(), &rows, &f, &specs, &[(4100, 30), (0, 5000)]);
+}
+
+#[test]
 fn blocks_that_cannot_compete_are_skipped_and_the_total_says_so() {
     // Values rise with the doc number, so once the queue holds the first
     // block's smallest values, every later block is skipped by its min ord.

@@ -32,6 +32,10 @@ use crate::format::ords;
 use crate::read::{LiveSegment, SortColumn};
 use crate::schema::{FieldId, FieldType, Schema};
 
+/// Hits the queue reserves room for up front; a larger queue grows while it
+/// fills, and allocates nothing once full.
+const RESERVE_HITS: usize = 4096;
+
 /// The most ord blocks one [`Sink::window`] answer takes.
 const WINDOW_BLOCKS: usize = 8;
 
@@ -226,10 +230,11 @@ impl<'a> Action<'a> {
 
 /// Collects the best `capacity` hits in sort-spec order.
 ///
-/// The queue is allocated once, in [`SortCollector::new`]: kept hits are
-/// indexes into flat arrays, and a hit that enters a full queue reuses the
-/// evicted one's place. Nothing is allocated per hit until
-/// [`SortCollector::into_hits`] builds the returned ones.
+/// The queue is allocated in [`SortCollector::new`] (up to
+/// [`RESERVE_HITS`] hits; a deeper page grows it while it fills): kept hits
+/// are indexes into flat arrays, and a hit that enters a full queue reuses
+/// the evicted one's place. Nothing is allocated per hit once the queue is
+/// full, until [`SortCollector::into_hits`] builds the returned ones.
 pub struct SortCollector<'a> {
     rules: Vec<Rule>,
     needs_score: bool,
@@ -305,15 +310,18 @@ impl<'a> SortCollector<'a> {
             .filter(|r| matches!(r, Rule::Field { .. }))
             .count();
         let stride = rules.len() + 1;
+        // A deep page (a huge offset + limit) grows the queue as it fills
+        // instead of reserving it all up front.
+        let reserve = capacity.min(RESERVE_HITS);
         SortCollector {
             needs_score,
             capacity,
             stride,
             fields,
-            entries: Vec::with_capacity(capacity),
-            keys: Vec::with_capacity(capacity.saturating_mul(stride)),
-            slots: Vec::with_capacity(capacity.saturating_mul(fields)),
-            heap: Vec::with_capacity(capacity),
+            entries: Vec::with_capacity(reserve),
+            keys: Vec::with_capacity(reserve * stride),
+            slots: Vec::with_capacity(reserve * fields),
+            heap: Vec::with_capacity(reserve),
             base: 0,
             columns: Vec::with_capacity(rules.len()),
             actions: Vec::with_capacity(rules.len()),
@@ -452,7 +460,7 @@ impl<'a> SortCollector<'a> {
             // Take the evicted bottom's place.
             self.heap[0] as usize
         } else {
-            // Within the capacity reserved in `new`: no allocation.
+            // Within the room reserved in `new` for the usual page sizes.
             let idx = self.entries.len();
             self.entries.push(Entry::default());
             self.keys.resize((idx + 1) * n, 0);
