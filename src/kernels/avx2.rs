@@ -2,9 +2,11 @@
 //!
 //! This file only contains the `__m256i` implementation of
 //! [`Vector`](super::generic::Vector) and one
-//! `#[target_feature(enable = "avx2")]` entry point per kernel; the algorithms
-//! themselves live in `generic.rs`. The entry points are `unsafe fn`s: they may
-//! only be called once `is_x86_feature_detected!("avx2")` returned true, which
+//! `#[target_feature(enable = "avx2,popcnt")]` entry point per kernel; the
+//! algorithms themselves live in `generic.rs`. (POPCNT counts a compressed
+//! store's lanes; every AVX2 CPU has it, but it is detected all the same.)
+//! The entry points are `unsafe fn`s: they may only be called once
+//! `is_x86_feature_detected!` returned true for `avx2` and `popcnt`, which
 //! `Kernels::avx2` guarantees before storing them.
 
 use std::arch::x86_64::{
@@ -125,10 +127,10 @@ impl Primitives for Avx2 {
 ///
 /// # Safety
 ///
-/// The CPU must support AVX2 (`is_x86_feature_detected!("avx2")`).
-#[target_feature(enable = "avx2")]
+/// The CPU must support AVX2 and POPCNT (`is_x86_feature_detected!` for both).
+#[target_feature(enable = "avx2,popcnt")]
 pub(super) unsafe fn find_next_geq(docs: &[u32], from: usize, target: u32) -> usize {
-    // SAFETY: AVX2 is available per this function's contract.
+    // SAFETY: AVX2 and POPCNT are available per this function's contract.
     unsafe { <Avx2 as Primitives>::find_next_geq(docs, from, target) }
 }
 
@@ -136,10 +138,10 @@ pub(super) unsafe fn find_next_geq(docs: &[u32], from: usize, target: u32) -> us
 ///
 /// # Safety
 ///
-/// The CPU must support AVX2 (`is_x86_feature_detected!("avx2")`).
-#[target_feature(enable = "avx2")]
+/// The CPU must support AVX2 and POPCNT (`is_x86_feature_detected!` for both).
+#[target_feature(enable = "avx2,popcnt")]
 pub(super) unsafe fn intersect_into(a: &[u32], b: &[u32], out: &mut Vec<u32>) {
-    // SAFETY: AVX2 is available per this function's contract.
+    // SAFETY: AVX2 and POPCNT are available per this function's contract.
     unsafe { generic::intersect2::<Avx2>(a, b, out) }
 }
 
@@ -147,10 +149,10 @@ pub(super) unsafe fn intersect_into(a: &[u32], b: &[u32], out: &mut Vec<u32>) {
 ///
 /// # Safety
 ///
-/// The CPU must support AVX2 (`is_x86_feature_detected!("avx2")`).
-#[target_feature(enable = "avx2")]
+/// The CPU must support AVX2 and POPCNT (`is_x86_feature_detected!` for both).
+#[target_feature(enable = "avx2,popcnt")]
 pub(super) unsafe fn intersect3_into(a: &[u32], b: &[u32], c: &[u32], out: &mut Vec<u32>) {
-    // SAFETY: AVX2 is available per this function's contract.
+    // SAFETY: AVX2 and POPCNT are available per this function's contract.
     unsafe { generic::intersect3::<Avx2>(a, b, c, out) }
 }
 
@@ -158,9 +160,9 @@ pub(super) unsafe fn intersect3_into(a: &[u32], b: &[u32], c: &[u32], out: &mut 
 ///
 /// # Safety
 ///
-/// The CPU must support AVX2 (`is_x86_feature_detected!("avx2")`).
-#[target_feature(enable = "avx2")]
+/// The CPU must support AVX2 and POPCNT (`is_x86_feature_detected!` for both).
+#[target_feature(enable = "avx2,popcnt")]
 pub(super) unsafe fn intersect_many_into(lists: &[&[u32]], out: &mut Vec<u32>) {
-    // SAFETY: AVX2 is available per this function's contract.
+    // SAFETY: AVX2 and POPCNT are available per this function's contract.
     unsafe { generic::intersect_many::<Avx2>(lists, out) }
 }

@@ -22,7 +22,7 @@
 //!   the SIMD builds alike. All generic functions are `#[inline(always)]` so that
 //!   they are compiled inside the caller's `#[target_feature]` context.
 //! * `avx2` (`x86_64` only) — thin instantiations: `impl Vector for __m256i`
-//!   plus one `#[target_feature(enable = "avx2")] unsafe fn` per kernel that
+//!   plus one `#[target_feature(enable = "avx2,popcnt")] unsafe fn` per kernel that
 //!   calls the generic code. These functions are `unsafe` because calling them
 //!   on a CPU without AVX2 is undefined behaviour.
 //! * `tests` — one harness that runs every implementation available on the
@@ -34,7 +34,7 @@
 //!
 //! [`Kernels`] is a table of function pointers, built by
 //! [`Kernels::scalar`], [`Kernels::avx2`] (which returns `None` unless
-//! `is_x86_feature_detected!("avx2")` says yes) or [`Kernels::detect`]
+//! `is_x86_feature_detected!` says yes to `avx2` and `popcnt`) or [`Kernels::detect`]
 //! (best available, honouring `QUARRY_SIMD`). Its private fields make the
 //! invariant "an AVX2 pointer is only ever stored after AVX2 was detected"
 //! hold by construction, which is what makes calling through the pointers
@@ -87,7 +87,8 @@ pub struct Kernels {
     name: &'static str,
     // Invariant: every pointer below is safe to call on this CPU. For the
     // scalar table that is trivially true; the AVX2 table is only built by
-    // `Kernels::avx2` after `is_x86_feature_detected!("avx2")` returned true.
+    // `Kernels::avx2` after `is_x86_feature_detected!` returned true for
+    // `avx2` and `popcnt`.
     find_next_geq: FindFn,
     intersect: Intersect2Fn,
     intersect3: Intersect3Fn,
@@ -112,11 +113,12 @@ impl Kernels {
         }
     }
 
-    /// The AVX2 kernels, or `None` when the CPU (or target) lacks AVX2.
+    /// The AVX2 kernels, or `None` when the CPU (or target) lacks AVX2 (or
+    /// POPCNT, which every AVX2 CPU has).
     pub fn avx2() -> Option<Kernels> {
         #[cfg(target_arch = "x86_64")]
         {
-            if std::is_x86_feature_detected!("avx2") {
+            if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("popcnt") {
                 return Some(Kernels {
                     name: "avx2",
                     find_next_geq: avx2::find_next_geq,
