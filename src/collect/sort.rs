@@ -638,7 +638,9 @@ impl Sink for SortCollector<'_> {
         let block = start as usize / ords::ORD_BLOCK;
         let end_of = |b: usize| ((b + 1) * ords::ORD_BLOCK).min(u32::MAX as usize) as u32;
         if !self.is_full() {
-            return Window::Take(end_of(block));
+            // Nothing can be skipped yet; a window cut short would only cut
+            // the caller's blocks. The caller asks again at its next block.
+            return Window::Take(end_of(block + WINDOW_BLOCKS - 1));
         }
         let col = self.columns[0].as_ref().expect("field rule has a column");
         let competitive = |b: usize| {
