@@ -312,9 +312,10 @@ impl Searcher {
             .saturating_add(req.limit)
             .min(self.snap.max_doc() as usize);
         let mut c = SortCollector::new(spec, self.schema(), want, !req.exact_total);
+        let mut buf = window::Buffers::new();
         for (i, seg) in self.snap.segments().iter().enumerate() {
             c.set_segment(i as u32, seg);
-            if self.options.exec == ExecMode::Auto && window::run(node, seg, &mut c)? {
+            if self.options.exec == ExecMode::Auto && window::run(node, seg, &mut c, &mut buf)? {
                 continue;
             }
             let Some(mut s) = daat::scorer(node, seg)? else {

@@ -36,6 +36,10 @@ use crate::schema::{FieldId, FieldType, Schema};
 /// fills, and allocates nothing once full.
 const RESERVE_HITS: usize = 4096;
 
+/// Distinct values whose translation into a new segment's key space is
+/// remembered while the kept hits are translated.
+const RECENT_VALUES: usize = 8;
+
 /// The most ord blocks one [`Sink::window`] answer takes.
 const WINDOW_BLOCKS: usize = 8;
 
@@ -404,25 +408,34 @@ impl<'a> SortCollector<'a> {
             }
         }
         // The kept hits' field keys, translated into this segment's key
-        // space: an absent value falls between two ords (an even key).
+        // space: an absent value falls between two ords (an even key). Kept
+        // hits share few values, so the last few translations are reused.
         let (n, f) = (self.stride, self.fields);
-        for e in 0..self.entries.len() {
-            let keys = &mut self.keys[e * n..(e + 1) * n];
-            let slots = &self.slots[e * f..(e + 1) * f];
-            for (i, action) in self.actions.iter().enumerate() {
-                let Some(a) = action.ord() else { continue };
-                let s = &slots[a.slot];
-                keys[i] = if s.missing {
+        for (i, action) in self.actions.iter().enumerate() {
+            let Some(a) = action.ord() else { continue };
+            let col = self.columns[i].as_ref().expect("field rule has a column");
+            let mut recent: [(u64, &str, u64); RECENT_VALUES] = [(0, "", 0); RECENT_VALUES];
+            let mut filled = 0;
+            for e in 0..self.entries.len() {
+                let s = &self.slots[e * f + a.slot];
+                self.keys[e * n + i] = if s.missing {
                     u64::MAX
+                } else if let Some(&(_, _, key)) = recent[..filled.min(RECENT_VALUES)]
+                    .iter()
+                    .find(|(num, text, _)| *num == s.num && *text == s.text)
+                {
+                    key
                 } else {
-                    let col = self.columns[i].as_ref().expect("field rule has a column");
-                    match col.find(s.num, s.text) {
+                    let key = match col.find(s.num, s.text) {
                         Ok(o) => a.key_of_ord(o),
                         Err(p) => {
                             self.between = true;
                             a.key_between(p)
                         }
-                    }
+                    };
+                    recent[filled % RECENT_VALUES] = (s.num, s.text, key);
+                    filled += 1;
+                    key
                 };
             }
         }

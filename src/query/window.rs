@@ -30,7 +30,6 @@
 use crate::collect::{Sink, Window};
 use crate::error::Result;
 use crate::format::ords::ORD_BLOCK;
-use crate::format::postings::BLOCK_LEN;
 use crate::kernels;
 use crate::query::Occur;
 use crate::query::daat::{self, NO_MORE, Roles, Scorer, TermScorer};
@@ -41,9 +40,33 @@ use crate::read::LiveSegment;
 /// one, as the bits start at a word-aligned base below the window).
 const WORDS: usize = ORD_BLOCK / 64;
 
-/// Runs `node` over `seg` into `sink`. Returns `Ok(false)` without doing
-/// anything when the query's shape is not one this path handles.
-pub fn run<S: Sink>(node: &Node, seg: &LiveSegment, sink: &mut S) -> Result<bool> {
+/// The window loop's buffers, kept from one segment to the next.
+#[derive(Default)]
+pub struct Buffers {
+    /// The window's matches, then (after the sink's filter) its candidates.
+    matches: Vec<u32>,
+    /// Scratch lists for the kernels.
+    all: Vec<u32>,
+    hits: Vec<u32>,
+    tmp: Vec<u32>,
+}
+
+impl Buffers {
+    /// Empty buffers; they grow on first use and are reused after.
+    pub fn new() -> Buffers {
+        Buffers::default()
+    }
+}
+
+/// Runs `node` over `seg` into `sink`, with `buf` as scratch space.
+/// Returns `Ok(false)` without doing anything when the query's shape is
+/// not one this path handles.
+pub fn run<S: Sink>(
+    node: &Node,
+    seg: &LiveSegment,
+    sink: &mut S,
+    buf: &mut Buffers,
+) -> Result<bool> {
     let flat: Vec<(Occur, &TermNode)> = match node {
         Node::Empty => return Ok(true),
         Node::Term(t) => vec![(Occur::Must, t)],
@@ -72,10 +95,7 @@ pub fn run<S: Sink>(node: &Node, seg: &LiveSegment, sink: &mut S) -> Result<bool
         cursors,
         occurs,
         must_not,
-        matches: Vec::with_capacity(2 * BLOCK_LEN),
-        all: Vec::with_capacity(BLOCK_LEN),
-        hits: Vec::with_capacity(BLOCK_LEN),
-        tmp: Vec::with_capacity(2 * BLOCK_LEN),
+        b: buf,
     };
     match (required.split_first(), should.as_slice()) {
         (Some((&lead, rest)), _) => ex.lead(lead, rest, sink),
@@ -89,20 +109,15 @@ pub fn run<S: Sink>(node: &Node, seg: &LiveSegment, sink: &mut S) -> Result<bool
 }
 
 /// One segment's clauses, positioned, and the window buffers.
-struct Exec<'a> {
+struct Exec<'a, 'b> {
     seg: &'a LiveSegment,
     cursors: Vec<TermScorer<'a>>,
     occurs: Vec<Occur>,
     must_not: Vec<usize>,
-    /// The window's matches, then (after the sink's filter) its candidates.
-    matches: Vec<u32>,
-    /// Scratch lists for the kernels.
-    all: Vec<u32>,
-    hits: Vec<u32>,
-    tmp: Vec<u32>,
+    b: &'b mut Buffers,
 }
 
-impl Exec<'_> {
+impl Exec<'_, '_> {
     /// The score of `doc`, every clause positioned at or before it: the f32
     /// sum of the matching scoring clauses in clause order, as
     /// `BoolScorer::score` sums it (whose required clauses already sit on
@@ -124,20 +139,22 @@ impl Exec<'_> {
     fn finish<S: Sink>(&mut self, sink: &mut S) {
         if !self.must_not.is_empty() {
             let (cursors, must_not) = (&mut self.cursors, &self.must_not);
-            self.matches
+            self.b
+                .matches
                 .retain(|&d| must_not.iter().all(|&i| cursors[i].seek(d) != d));
         }
         let deletes = self.seg.deletes.is_some();
         let live = if deletes {
-            self.matches
+            self.b
+                .matches
                 .iter()
                 .filter(|&&d| !self.seg.is_deleted(d))
                 .count()
         } else {
-            self.matches.len()
+            self.b.matches.len()
         };
         sink.count(live);
-        sink.filter(&mut self.matches);
+        sink.filter(&mut self.b.matches);
         self.offer_live(sink, false);
     }
 
@@ -145,7 +162,7 @@ impl Exec<'_> {
     /// `count` says so).
     fn offer_live<S: Sink>(&mut self, sink: &mut S, count: bool) {
         let deletes = self.seg.deletes.is_some();
-        for &doc in &self.matches {
+        for &doc in &self.b.matches {
             if deletes && self.seg.is_deleted(doc) {
                 continue;
             }
@@ -171,8 +188,8 @@ impl Exec<'_> {
             };
             let n = count_below(docs, end);
             let next = self.cursors[lead].pos() + n;
-            self.matches.clear();
-            self.matches.extend_from_slice(&docs[..n]);
+            self.b.matches.clear();
+            self.b.matches.extend_from_slice(&docs[..n]);
             if others.is_empty() {
                 self.finish(sink);
             } else {
@@ -196,8 +213,8 @@ impl Exec<'_> {
             return;
         };
         // The candidates move to `all`; `matches` takes each stretch's.
-        std::mem::swap(&mut self.all, &mut self.matches);
-        let all = std::mem::take(&mut self.all);
+        std::mem::swap(&mut self.b.all, &mut self.b.matches);
+        let all = std::mem::take(&mut self.b.all);
         let mut from = 0;
         while from < all.len() {
             let c = &mut self.cursors[next];
@@ -208,20 +225,20 @@ impl Exec<'_> {
             // above it and every stretch makes progress.
             let last = c.block_rest().last().copied().unwrap_or(NO_MORE);
             let to = from + count_below(&all[from..], last.saturating_add(1));
-            self.matches.clear();
-            kernels::intersect_into(&all[from..to], c.block_rest(), &mut self.matches);
+            self.b.matches.clear();
+            kernels::intersect_into(&all[from..to], c.block_rest(), &mut self.b.matches);
             from = to;
             if rest.is_empty() {
                 self.finish(sink);
                 continue;
             }
             if sink.prefilter() {
-                let n = self.matches.len();
-                sink.filter(&mut self.matches);
-                sink.dropped(n - self.matches.len());
+                let n = self.b.matches.len();
+                sink.filter(&mut self.b.matches);
+                sink.dropped(n - self.b.matches.len());
             }
-            for i in 0..self.matches.len() {
-                let doc = self.matches[i];
+            for i in 0..self.b.matches.len() {
+                let doc = self.b.matches[i];
                 if rest.iter().any(|&o| self.cursors[o].seek(doc) != doc)
                     || self
                         .must_not
@@ -236,7 +253,7 @@ impl Exec<'_> {
                 sink.offer(doc, || Self::score(cursors, occurs, doc));
             }
         }
-        self.all = all;
+        self.b.all = all;
     }
 
     /// The union of the `should` clauses, a window at a time. Without
@@ -309,32 +326,32 @@ impl Exec<'_> {
                     sink.count(live as usize);
                 }
                 // Offer the union of what each clause keeps after the filter.
-                self.matches.clear();
+                self.b.matches.clear();
                 for &i in should {
                     let c = &self.cursors[i];
                     let docs = &c.block_rest()[..ends[i] - c.pos()];
-                    self.hits.clear();
-                    self.hits.extend_from_slice(docs);
-                    sink.filter(&mut self.hits);
+                    self.b.hits.clear();
+                    self.b.hits.extend_from_slice(docs);
+                    sink.filter(&mut self.b.hits);
                     if prefilter {
-                        sink.dropped(docs.len() - self.hits.len());
+                        sink.dropped(docs.len() - self.b.hits.len());
                     }
-                    self.tmp.clear();
-                    kernels::union_into(&self.matches, &self.hits, &mut self.tmp);
-                    std::mem::swap(&mut self.matches, &mut self.tmp);
+                    self.b.tmp.clear();
+                    kernels::union_into(&self.b.matches, &self.b.hits, &mut self.b.tmp);
+                    std::mem::swap(&mut self.b.matches, &mut self.b.tmp);
                 }
                 self.offer_live(sink, prefilter);
             } else {
-                self.matches.clear();
+                self.b.matches.clear();
                 for &i in should {
                     let c = &self.cursors[i];
-                    self.tmp.clear();
+                    self.b.tmp.clear();
                     kernels::union_into(
-                        &self.matches,
+                        &self.b.matches,
                         &c.block_rest()[..ends[i] - c.pos()],
-                        &mut self.tmp,
+                        &mut self.b.tmp,
                     );
-                    std::mem::swap(&mut self.matches, &mut self.tmp);
+                    std::mem::swap(&mut self.b.matches, &mut self.b.tmp);
                 }
                 self.finish(sink);
             }

@@ -84,7 +84,7 @@ impl<'a> SortColumn<'a> {
             let mid = lo + (hi - lo) / 2;
             let ord = match self.ty {
                 FieldType::I64 | FieldType::F64 => self.numeric_key(mid).unwrap_or(0).cmp(&numeric),
-                _ => self.str_at(mid).as_bytes().cmp(text.as_bytes()),
+                _ => self.bytes_at(mid as usize).cmp(text.as_bytes()),
             };
             match ord {
                 std::cmp::Ordering::Less => lo = mid + 1,
@@ -105,13 +105,17 @@ impl<'a> SortColumn<'a> {
     }
 
     fn str_value(&self, o: usize) -> &'a str {
+        // Checked when the column was opened.
+        std::str::from_utf8(self.bytes_at(o)).unwrap_or("")
+    }
+
+    /// The bytes of string value `o` (what ords order).
+    fn bytes_at(&self, o: usize) -> &'a [u8] {
         let off = |i: usize| {
             u32::from_le_bytes(self.values[i * 4..i * 4 + 4].try_into().expect("4")) as usize
         };
         let base = (self.cardinality as usize + 1) * 4;
-        let s = &self.values[base + off(o)..base + off(o + 1)];
-        // Checked when the column was opened.
-        std::str::from_utf8(s).unwrap_or("")
+        &self.values[base + off(o)..base + off(o + 1)]
     }
 
     /// Per-4096-document (min, max) present ords.
