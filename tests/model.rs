@@ -409,3 +409,53 @@ fn long_posting_lists_cross_many_blocks() {
     ops.push(Op::MergeAll);
     check(ops, queries, 5000, 0).unwrap();
 }
+
+#[test]
+fn a_large_dictionary_finds_every_term_and_only_those() {
+    // Enough distinct terms for many samples of the in-memory term index,
+    // most sharing their first eight bytes (where the samples cannot tell
+    // keys apart), some short, and lookups of absent keys between them.
+    let dir = tempfile::tempdir().unwrap();
+    let mut schema = Schema::new();
+    let (id, body) = common::add_id_and_body(&mut schema, false);
+    let key = |i: usize| match i % 3 {
+        0 => format!("commonprefix{i:05}"),
+        1 => format!("k{i}"),
+        _ => format!("zz{:x}", i * 7919),
+    };
+    let n = 1000;
+    let mut w = IndexWriter::create(dir.path(), &schema, WriterConfig::default()).unwrap();
+    for i in 0..n {
+        let mut doc = Document::new();
+        doc.add_i64(id, i as i64);
+        // Term i appears in docs i and i + 1 (doc 0 holds term 0 twice).
+        let text = format!("{} {}", key(i), if i > 0 { key(i - 1) } else { key(0) });
+        doc.add_str(body, &text);
+        w.add_document(&doc).unwrap();
+    }
+    w.commit().unwrap();
+    let s = Searcher::open(dir.path()).unwrap();
+    for i in 0..n {
+        let hits = s
+            .search(&Query::term(body, &key(i)), &SearchRequest::top(10))
+            .unwrap();
+        let want = if i == n - 1 { 1 } else { 2 };
+        assert_eq!(hits.total_hits, want, "term {:?}", key(i));
+    }
+    for absent in [
+        "a",
+        "commonprefix",
+        "commonprefix00000x",
+        "commonprefix99999",
+        "k",
+        "k10000",
+        "zz",
+        "zzz",
+        "\u{10ffff}",
+    ] {
+        let hits = s
+            .search(&Query::term(body, absent), &SearchRequest::top(10))
+            .unwrap();
+        assert_eq!(hits.total_hits, 0, "absent {absent:?}");
+    }
+}

@@ -149,6 +149,10 @@ pub struct SegmentReader {
     stored: (usize, usize),
     /// Per schema field: range of its entries in the term table.
     term_ranges: Vec<(u32, u32)>,
+    /// Per schema field: the [`key_prefix`] of every
+    /// [`TERM_INDEX_STRIDE`]-th key of its range, so that a lookup
+    /// binary-searches integers in memory before it reads keys.
+    term_index: Vec<Vec<u64>>,
     entries_off: usize,
     nterms: u32,
     keys_off: usize,
@@ -176,6 +180,18 @@ impl std::fmt::Debug for SegmentReader {
             .field("doc_count", &self.doc_count)
             .finish()
     }
+}
+
+/// Keys per sample of a field's in-memory term index.
+const TERM_INDEX_STRIDE: usize = 32;
+
+/// The first eight bytes of `key`, zero-padded, as a big-endian integer:
+/// integer order agrees with key order wherever two prefixes differ.
+fn key_prefix(key: &[u8]) -> u64 {
+    let mut b = [0u8; 8];
+    let n = key.len().min(8);
+    b[..n].copy_from_slice(&key[..n]);
+    u64::from_be_bytes(b)
 }
 
 impl SegmentReader {
@@ -310,7 +326,7 @@ impl SegmentReader {
             }
         }
 
-        Ok(SegmentReader {
+        let mut reader = SegmentReader {
             path,
             map,
             doc_count,
@@ -319,13 +335,25 @@ impl SegmentReader {
             postings,
             stored,
             term_ranges,
+            term_index: Vec::new(),
             entries_off,
             nterms,
             keys_off,
             keys_len,
             norms,
             sort,
-        })
+        };
+        reader.term_index = reader
+            .term_ranges
+            .iter()
+            .map(|&(first, count)| {
+                (first..first + count)
+                    .step_by(TERM_INDEX_STRIDE)
+                    .map(|i| reader.key(i).map(key_prefix))
+                    .collect::<Result<Vec<u64>>>()
+            })
+            .collect::<Result<_>>()?;
+        Ok(reader)
     }
 
     fn parse_sort_column(
@@ -514,7 +542,23 @@ impl SegmentReader {
         let Some(&(first, count)) = self.term_ranges.get(field.0 as usize) else {
             return Ok(None);
         };
-        let (mut lo, mut hi) = (first, first + count);
+        // Narrow by the in-memory prefixes first: prefixes never decrease
+        // with the key, so a sample whose prefix is below the key's is a
+        // key below it, and one above is a key above it.
+        let index = &self.term_index[field.0 as usize];
+        let p = key_prefix(key);
+        let below = index.partition_point(|&s| s < p);
+        let not_above = index.partition_point(|&s| s <= p);
+        let stride = TERM_INDEX_STRIDE as u32;
+        let mut lo = match below {
+            0 => first,
+            k => first + (k as u32 - 1) * stride + 1,
+        };
+        let mut hi = if not_above < index.len() {
+            first + not_above as u32 * stride
+        } else {
+            first + count
+        };
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
             match self.key(mid)?.cmp(key) {
