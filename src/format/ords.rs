@@ -106,6 +106,55 @@ pub fn key_at(bytes: &[u8], count: usize, i: usize) -> u64 {
     base.wrapping_add((window >> (bit % 8)) as u64 & mask)
 }
 
+/// Where `key` falls among the ascending keys of an array that
+/// [`check_keys`] accepted: `Ok(i)` when key `i` equals it, `Err(i)` when
+/// it sorts between keys `i - 1` and `i`. The frame is found by its base
+/// (its smallest key); its header is read once, and each probe inside it
+/// is one unaligned load and a shift.
+pub fn find_key(bytes: &[u8], count: usize, key: u64) -> Result<usize, usize> {
+    let frames = count.div_ceil(VALUE_FRAME);
+    let header = |f: usize| &bytes[f * FRAME_HEADER..(f + 1) * FRAME_HEADER];
+    let base_of = |f: usize| u64::from_le_bytes(header(f)[..8].try_into().expect("8"));
+    // Frames whose base is at most `key`; the last of them may hold it.
+    let (mut lo, mut hi) = (0, frames);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if base_of(mid) <= key {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    let Some(f) = lo.checked_sub(1) else {
+        return Err(0);
+    };
+    let h = header(f);
+    let base = base_of(f);
+    let data = frames * FRAME_HEADER + u32::from_le_bytes(h[8..12].try_into().expect("4")) as usize;
+    let bits = usize::from(h[12]);
+    let mask = if bits == 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    };
+    let at = |j: usize| {
+        let bit = j * bits;
+        let w = u128::from_le_bytes(bytes[data + bit / 8..][..16].try_into().expect("16"));
+        base.wrapping_add((w >> (bit % 8)) as u64 & mask)
+    };
+    let first = f * VALUE_FRAME;
+    let (mut lo, mut hi) = (0, (count - first).min(VALUE_FRAME));
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        match at(mid).cmp(&key) {
+            std::cmp::Ordering::Less => lo = mid + 1,
+            std::cmp::Ordering::Greater => hi = mid,
+            std::cmp::Ordering::Equal => return Ok(first + mid),
+        }
+    }
+    Err(first + lo)
+}
+
 /// The smallest supported width that holds ords `0..cardinality` plus the
 /// reserved missing ord.
 pub fn ord_width(cardinality: u64) -> u8 {
@@ -265,6 +314,16 @@ mod tests {
         for (i, &k) in keys.iter().enumerate() {
             assert_eq!(key_at(bytes, keys.len(), i), k);
             assert_eq!(key_to_i64(k), vals[i]);
+            assert_eq!(find_key(bytes, keys.len(), k), Ok(i));
+            // Between keys (or past the ends), where a binary search of
+            // the keys themselves puts it.
+            for probe in [k.wrapping_sub(1), k.wrapping_add(1)] {
+                assert_eq!(
+                    find_key(bytes, keys.len(), probe),
+                    keys.binary_search(&probe),
+                    "probe {probe}"
+                );
+            }
         }
         // Dense values take a few bits each.
         let dense: Vec<u64> = (0..100_000u64).map(|i| i64_to_key(i as i64)).collect();

@@ -78,15 +78,15 @@ impl<'a> SortColumn<'a> {
     /// present, `Err(p)` when it sorts between ords `p - 1` and `p`.
     /// `numeric` is a key as [`SortColumn::numeric_key`] makes; `text` a string value.
     pub fn find(&self, numeric: u64, text: &str) -> Result<u32, u32> {
-        let n = self.cardinality;
-        let (mut lo, mut hi) = (0u32, n);
+        if matches!(self.ty, FieldType::I64 | FieldType::F64) {
+            return ords::find_key(self.values, self.cardinality as usize, numeric)
+                .map(|o| o as u32)
+                .map_err(|o| o as u32);
+        }
+        let (mut lo, mut hi) = (0u32, self.cardinality);
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            let ord = match self.ty {
-                FieldType::I64 | FieldType::F64 => self.numeric_key(mid).unwrap_or(0).cmp(&numeric),
-                _ => self.bytes_at(mid as usize).cmp(text.as_bytes()),
-            };
-            match ord {
+            match self.bytes_at(mid as usize).cmp(text.as_bytes()) {
                 std::cmp::Ordering::Less => lo = mid + 1,
                 std::cmp::Ordering::Greater => hi = mid,
                 std::cmp::Ordering::Equal => return Ok(mid),
