@@ -414,15 +414,22 @@ impl<'a> SortCollector<'a> {
         for (i, action) in self.actions.iter().enumerate() {
             let Some(a) = action.ord() else { continue };
             let col = self.columns[i].as_ref().expect("field rule has a column");
+            let numeric = matches!(col.ty, FieldType::I64 | FieldType::F64);
             let mut recent: [(u64, &str, u64); RECENT_VALUES] = [(0, "", 0); RECENT_VALUES];
             let mut filled = 0;
             for e in 0..self.entries.len() {
                 let s = &self.slots[e * f + a.slot];
+                let same = |&&(num, text, _): &&(u64, &str, u64)| {
+                    if numeric {
+                        num == s.num
+                    } else {
+                        text == s.text
+                    }
+                };
                 self.keys[e * n + i] = if s.missing {
                     u64::MAX
-                } else if let Some(&(_, _, key)) = recent[..filled.min(RECENT_VALUES)]
-                    .iter()
-                    .find(|(num, text, _)| *num == s.num && *text == s.text)
+                } else if let Some(&(_, _, key)) =
+                    recent[..filled.min(RECENT_VALUES)].iter().find(same)
                 {
                     key
                 } else {
