@@ -137,6 +137,10 @@ impl Exec<'_, '_> {
     /// removed, live ones counted, those that may compete offered. The
     /// scoring clauses must not have moved past the first match.
     fn finish<S: Sink>(&mut self, sink: &mut S) {
+        if self.b.matches.is_empty() {
+            // Most stretches of a selective conjunction.
+            return;
+        }
         if !self.must_not.is_empty() {
             let (cursors, must_not) = (&mut self.cursors, &self.must_not);
             self.b
