@@ -634,7 +634,14 @@ impl<'a> Postings<'a> {
     pub fn decode_tfs(&self, b: usize, tfs: &mut [u32; BLOCK_LEN]) -> Result<(), BadPostings> {
         let mut pos = self.block_off(b);
         skip_pfor(self.blocks, &mut pos)?;
-        PforRun::parse(self.blocks, pos)?.values(&self.packer, tfs)?;
+        let run = PforRun::parse(self.blocks, pos)?;
+        if run.bits == 0 {
+            // Most frequencies are 1: the packed part is empty and every
+            // larger one is an exception (stored minus one).
+            tfs.fill(1);
+            return run.for_each_exception(|i, high| tfs[i] = high.wrapping_add(1));
+        }
+        run.values(&self.packer, tfs)?;
         for t in tfs.iter_mut() {
             *t = t.wrapping_add(1);
         }
