@@ -2,6 +2,7 @@
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use memmap2::Mmap;
 
@@ -30,9 +31,17 @@ pub struct SortColumn<'a> {
     /// Distinct values.
     pub cardinality: u32,
     values: &'a [u8],
+    /// A numeric column's keys decoded, when it has few values (see
+    /// [`DECODED_KEYS`]).
+    keys: Option<&'a [u64]>,
     ords: &'a [u8],
     blocks: &'a [u8],
 }
+
+/// Numeric sort columns with at most this many distinct values keep their
+/// keys decoded per segment (8 bytes each), so that finding a value (at
+/// every segment switch of a sorted search) is a plain binary search.
+const DECODED_KEYS: u32 = 1 << 16;
 
 impl<'a> SortColumn<'a> {
     /// The ord of `doc` ([`SortColumn::missing`] when it has no value).
@@ -59,6 +68,9 @@ impl<'a> SortColumn<'a> {
     /// An order-preserving `u64` of a numeric value of ord `o` (`i64`:
     /// sign bit flipped; `f64`: IEEE total order). `None` for strings.
     pub fn numeric_key(&self, o: u32) -> Option<u64> {
+        if let Some(keys) = self.keys {
+            return keys.get(o as usize).copied();
+        }
         match self.ty {
             FieldType::I64 | FieldType::F64 => Some(ords::key_at(
                 self.values,
@@ -78,6 +90,12 @@ impl<'a> SortColumn<'a> {
     /// present, `Err(p)` when it sorts between ords `p - 1` and `p`.
     /// `numeric` is a key as [`SortColumn::numeric_key`] makes; `text` a string value.
     pub fn find(&self, numeric: u64, text: &str) -> Result<u32, u32> {
+        if let Some(keys) = self.keys {
+            return keys
+                .binary_search(&numeric)
+                .map(|o| o as u32)
+                .map_err(|o| o as u32);
+        }
         if matches!(self.ty, FieldType::I64 | FieldType::F64) {
             return ords::find_key(self.values, self.cardinality as usize, numeric)
                 .map(|o| o as u32)
@@ -161,6 +179,9 @@ pub struct SegmentReader {
     norms: Vec<Option<usize>>,
     /// Per schema field: its sort column (offsets into `map`).
     sort: Vec<Option<SortColumnAt>>,
+    /// Per schema field: a small numeric sort column's keys, decoded on
+    /// first use.
+    decoded_keys: Vec<OnceLock<Box<[u64]>>>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -341,6 +362,7 @@ impl SegmentReader {
             keys_off,
             keys_len,
             norms,
+            decoded_keys: sort.iter().map(|_| OnceLock::new()).collect(),
             sort,
         };
         reader.term_index = reader
@@ -602,11 +624,20 @@ impl SegmentReader {
     /// A sortable field's ord array.
     pub fn sort_column(&self, field: FieldId) -> Option<SortColumn<'_>> {
         let c = (*self.sort.get(field.0 as usize)?)?;
+        let values = &self.map[c.values.0..c.values.1];
+        let numeric = matches!(c.ty, FieldType::I64 | FieldType::F64);
+        let keys = (numeric && c.cardinality <= DECODED_KEYS).then(|| {
+            &**self.decoded_keys[field.0 as usize].get_or_init(|| {
+                let n = c.cardinality as usize;
+                (0..n).map(|o| ords::key_at(values, n, o)).collect()
+            })
+        });
         Some(SortColumn {
             ty: c.ty,
             width: c.width,
             cardinality: c.cardinality,
-            values: &self.map[c.values.0..c.values.1],
+            values,
+            keys,
             ords: &self.map[c.ords.0..c.ords.1],
             blocks: &self.map[c.blocks.0..c.blocks.1],
         })
