@@ -520,6 +520,61 @@ fn sorted_search_orders_by_the_spec() {
     }
 }
 
+/// `--total lower-bound` lets a sorted search skip blocks that cannot
+/// compete: the same hits, and a total flagged as a lower bound.
+#[test]
+fn a_lower_bound_total_skips_blocks_and_says_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Years rise with the document number, so once the page holds the
+    // first block's earliest years every later 4096-document block is
+    // skipped by its smallest year.
+    let n = 12_000;
+    let docs = tmp.path().join("docs.jsonl");
+    let text: String = (0..n)
+        .map(|i| {
+            format!(
+                "{{\"id\": {i}, \"title\": \"t\", \"body\": \"word\", \"year\": {}, \"category\": \"c\"}}\n",
+                1900 + i / 100
+            )
+        })
+        .collect();
+    std::fs::write(&docs, text).unwrap();
+    let idx = tmp.path().join("idx");
+    ok(&index_args(&idx, &data("schema.json"), &docs, &[]));
+    let json = |extra: &[&str]| -> serde_json::Value {
+        let mut args = vec!["search", s(&idx), "word", "--sort", "year", "--k", "5"];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["--format", "json", "--id-field", "id"]);
+        serde_json::from_str(&ok(&args)).expect("json line")
+    };
+    let exact = json(&[]);
+    let bound = json(&["--total", "lower-bound"]);
+    assert_eq!(exact["total_hits"], n);
+    assert_eq!(exact["total_is_exact"], true);
+    assert_eq!(bound["total_is_exact"], false);
+    let total = bound["total_hits"].as_u64().unwrap();
+    assert!((5..n).contains(&total), "{total}");
+    assert_eq!(exact["hits"], bound["hits"]);
+    // tsv marks the lower bound with a '+'.
+    let tsv = ok(&[
+        "search",
+        s(&idx),
+        "word",
+        "--sort",
+        "year",
+        "--k",
+        "5",
+        "--format",
+        "tsv",
+        "--total",
+        "lower-bound",
+    ]);
+    for line in tsv.lines().skip(1) {
+        let cols: Vec<&str> = line.split('\t').collect();
+        assert_eq!(cols[6], format!("{total}+"), "{line}");
+    }
+}
+
 #[test]
 fn append_matches_a_single_run_and_rejects_another_schema() {
     let tmp = tempfile::tempdir().unwrap();
@@ -716,6 +771,7 @@ fn usage_errors_exit_2_with_a_message() {
         &["search", d, "x", "--exec", "fast"],
         &["search", d, "x", "--format", "xml"],
         &["search", d, "x", "--sort", "year:sideways"],
+        &["search", d, "x", "--sort", "year", "--total", "roughly"],
         &["search", d, "x", "--sort", "nosuchfield"],
         &["search", d, "x", "--sort", "body"],
         &["search", d, "x", "--sort", ""],

@@ -32,6 +32,10 @@ Options:
                       (default desc for score, asc otherwise), e.g.
                       'year:desc,score' or 'category,year:desc'. Ties go to
                       the lower document number.
+  --total MODE        exact: count every match; lower-bound: a sorted
+                      search may skip blocks of documents whose sort values
+                      cannot enter the page, and the total then counts only
+                      what it visited [default: exact]
   --id-field NAME     print this stored field as the hit id [default: the
                       internal document number]
   --exec MODE         execution path: auto, exhaustive or daat [default:
@@ -45,7 +49,8 @@ Output formats:
         (tab-separated). qno counts queries from 1 in file order; class is
         '-' for a single QUERY; rank counts from 1; score is the shortest
         decimal that reads back as the same f32; score_bits its IEEE bits as
-        8 hex digits; total_hits the exact number of matches. With --sort,
+        8 hex digits; total_hits the number of matches (followed by '+'
+        when it is a lower bound, with --total lower-bound). With --sort,
         sort_values holds the hit's sort values joined by '|' (a missing
         value is empty). A query with no hit on the page prints one line
         with rank 0, id '-', score 0 and score_bits 00000000. Tabs,
@@ -256,6 +261,7 @@ struct Args {
     k: usize,
     offset: usize,
     sort: Option<Vec<RawRule>>,
+    exact_total: bool,
     id_field: Option<String>,
     exec: Option<ExecMode>,
     format: Format,
@@ -272,6 +278,7 @@ fn parse(p: &mut lexopt::Parser) -> Result<Option<Args>, CliError> {
         k: 10,
         offset: 0,
         sort: None,
+        exact_total: true,
         id_field: None,
         exec: None,
         format: Format::Text,
@@ -288,6 +295,14 @@ fn parse(p: &mut lexopt::Parser) -> Result<Option<Args>, CliError> {
                 a.offset = cli::parsed_value(p, "--offset", "a non-negative integer")?
             }
             Long("sort") => a.sort = Some(parse_sort(&cli::string_value(p, "--sort")?)?),
+            Long("total") => {
+                a.exact_total =
+                    cli::choice_value(p, "--total", "'exact' or 'lower-bound'", |s| match s {
+                        "exact" => Some(true),
+                        "lower-bound" => Some(false),
+                        _ => None,
+                    })?
+            }
             Long("id-field") => a.id_field = Some(cli::string_value(p, "--id-field")?),
             Long("exec") => a.exec = Some(exec_value(p)?),
             Long("format") => {
@@ -457,7 +472,7 @@ fn run_args(a: &Args) -> Result<(), CliError> {
         offset: a.offset,
         limit: a.k,
         sort: sort.clone(),
-        exact_total: true,
+        exact_total: a.exact_total,
     };
     let printer = Printer {
         searcher: &searcher,
@@ -510,12 +525,13 @@ fn tsv(pr: &Printer, a: Answer, out: &mut String) -> Result<(), CliError> {
     let Answer { qno, query, hits } = a;
     let mut class = String::new();
     cli::tsv_escape(&query.class, &mut class);
+    let total = format!(
+        "{}{}",
+        hits.total_hits,
+        if hits.total_is_exact { "" } else { "+" }
+    );
     if hits.hits.is_empty() {
-        let _ = write!(
-            out,
-            "{qno}\t{class}\t0\t-\t0\t00000000\t{}",
-            hits.total_hits
-        );
+        let _ = write!(out, "{qno}\t{class}\t0\t-\t0\t00000000\t{total}");
         if pr.sort.is_some() {
             out.push('\t');
         }
@@ -526,13 +542,7 @@ fn tsv(pr: &Printer, a: Answer, out: &mut String) -> Result<(), CliError> {
         let (id, _) = pr.lookup(hit.doc, false)?;
         let _ = write!(out, "{qno}\t{class}\t{}\t", pr.offset + r + 1);
         write_value(&id, out);
-        let _ = write!(
-            out,
-            "\t{}\t{:08x}\t{}",
-            hit.score,
-            hit.score.to_bits(),
-            hits.total_hits
-        );
+        let _ = write!(out, "\t{}\t{:08x}\t{total}", hit.score, hit.score.to_bits());
         if pr.sort.is_some() {
             out.push('\t');
             pr.sort_text(hit, out);
