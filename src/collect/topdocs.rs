@@ -3,8 +3,8 @@
 //! Each candidate is packed into one `u64`: the score mapped to an
 //! order-preserving `u32` in the high half and `u32::MAX - doc` in the low
 //! half, so "better" is simply "larger key" and every comparison is one
-//! integer compare. The queue is a binary min-heap of fixed capacity,
-//! allocated once; its root is the worst kept hit (the floor).
+//! integer compare. The queue is a binary min-heap of fixed capacity that
+//! allocates nothing once full; its root is the worst kept hit (the floor).
 
 /// Maps an `f32` to a `u32` with the same order (for non-NaN values).
 #[inline]
@@ -39,10 +39,11 @@ pub struct TopDocs {
 }
 
 impl TopDocs {
-    /// A queue keeping the best `capacity` hits.
+    /// A queue keeping the best `capacity` hits. Room for up to 4096 is
+    /// reserved up front; a deeper page grows the queue while it fills.
     pub fn new(capacity: usize) -> TopDocs {
         TopDocs {
-            heap: Vec::with_capacity(capacity),
+            heap: Vec::with_capacity(capacity.min(4096)),
             capacity,
         }
     }
