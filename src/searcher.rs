@@ -10,7 +10,7 @@ use crate::collect::{
 use crate::document::Value;
 use crate::error::{Error, Result};
 use crate::query::plan::{self, Node};
-use crate::query::{Query, daat, exhaustive, window};
+use crate::query::{Query, daat, exhaustive, term_topk, window};
 use crate::read::{LiveSegment, Snapshot};
 use crate::schema::{FieldId, Schema};
 
@@ -18,13 +18,14 @@ use crate::schema::{FieldId, Schema};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ExecMode {
     /// The fastest path that applies: for sorted search, window-at-a-time
-    /// over flat queries (a term, or a boolean of terms); otherwise
-    /// document-at-a-time.
+    /// over flat queries (a term, or a boolean of terms); for a single
+    /// term in score order, block skipping by impacts
+    /// ([`crate::query::term_topk`]); otherwise document-at-a-time.
     Auto,
     /// The exhaustive oracle: evaluate every matching document.
     Exhaustive,
     /// Document-at-a-time iterators only (the kill switch of the
-    /// window-at-a-time path).
+    /// window-at-a-time and block-skipping paths).
     Daat,
 }
 
@@ -206,8 +207,20 @@ impl Searcher {
         let want = req.offset.saturating_add(req.limit);
         let mut top = TopDocs::new(want.min(self.snap.max_doc() as usize));
         let mut total = 0u64;
-        match self.options.exec {
-            ExecMode::Exhaustive => {
+        let mut scored = None;
+        let mut exact = true;
+        match (self.options.exec, &node) {
+            (ExecMode::Auto, Node::Term(t)) => {
+                let mut n = 0;
+                for seg in self.snap.segments() {
+                    let c = term_topk::run(t, seg, &mut top, req.exact_total)?;
+                    total += c.total;
+                    n += c.scored;
+                    exact &= !c.lower_bound;
+                }
+                scored = Some(n);
+            }
+            (ExecMode::Exhaustive, _) => {
                 for seg in self.snap.segments() {
                     for (doc, score) in exhaustive::evaluate(&node, seg)? {
                         if !seg.is_deleted(doc) {
@@ -217,7 +230,7 @@ impl Searcher {
                     }
                 }
             }
-            ExecMode::Auto | ExecMode::Daat => {
+            (ExecMode::Auto | ExecMode::Daat, _) => {
                 for seg in self.snap.segments() {
                     let base = seg.base as u32;
                     daat::for_each_match(&node, seg, |doc, s| {
@@ -247,8 +260,8 @@ impl Searcher {
         Ok(Hits {
             hits,
             total_hits: total,
-            total_is_exact: true,
-            scored_docs: total,
+            total_is_exact: exact,
+            scored_docs: scored.unwrap_or(total),
         })
     }
 

@@ -459,3 +459,86 @@ fn a_large_dictionary_finds_every_term_and_only_those() {
         assert_eq!(hits.total_hits, 0, "absent {absent:?}");
     }
 }
+
+#[test]
+fn single_term_top_k_skips_blocks_and_returns_the_same_bits() {
+    // A common term whose few high-frequency documents fill the queue early,
+    // so later blocks are skipped by their impacts; with and without
+    // deletes, one segment and several.
+    for segment_docs in [None, Some(7000)] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut schema = Schema::new();
+        let (id, body) = common::add_id_and_body(&mut schema, false);
+        let config = WriterConfig {
+            max_docs_per_segment: segment_docs,
+            ..Default::default()
+        };
+        let mut w = IndexWriter::create(dir.path(), &schema, config).unwrap();
+        let n = 20_000u32;
+        for i in 0..n {
+            let mut d = Document::new();
+            d.add_i64(id, i64::from(i));
+            let mut text = Vec::new();
+            if i % 3 != 0 {
+                let tf = if i % 97 == 0 { 6 } else { 1 + (i % 2) as usize };
+                text.extend(std::iter::repeat_n("t", tf));
+            }
+            text.extend(std::iter::repeat_n("filler", (i % 40) as usize));
+            text.push("other");
+            d.add_str(body, &text.join(" "));
+            w.add_document(&d).unwrap();
+        }
+        w.commit().unwrap();
+        let compare = |w_deletes: bool| {
+            let s = Searcher::open(dir.path()).unwrap();
+            let q = Query::term(body, "t");
+            for (k, offset) in [(1, 0), (10, 0), (10, 5), (150, 0)] {
+                for exact_total in [true, false] {
+                    let req = SearchRequest {
+                        offset,
+                        limit: k,
+                        sort: None,
+                        exact_total,
+                    };
+                    let run = |exec| {
+                        s.clone()
+                            .with_options(SearchOptions { exec })
+                            .search(&q, &req)
+                            .unwrap()
+                    };
+                    let (want, got) = (run(ExecMode::Exhaustive), run(ExecMode::Auto));
+                    let bits = |h: &Hits| -> Vec<(u64, u32)> {
+                        h.hits.iter().map(|h| (h.doc, h.score.to_bits())).collect()
+                    };
+                    let ctx =
+                        format!("k {k} offset {offset} exact {exact_total} deletes {w_deletes}");
+                    assert_eq!(bits(&got), bits(&want), "{ctx}");
+                    if k <= 10 {
+                        assert!(
+                            got.scored_docs < want.total_hits / 2,
+                            "blocks were skipped: {ctx}"
+                        );
+                    }
+                    if exact_total {
+                        assert!(got.total_is_exact, "{ctx}");
+                        assert_eq!(got.total_hits, want.total_hits, "{ctx}");
+                    } else {
+                        assert!(got.total_hits <= want.total_hits, "{ctx}");
+                        assert_eq!(
+                            got.total_is_exact,
+                            got.total_hits == want.total_hits,
+                            "{ctx}"
+                        );
+                    }
+                }
+            }
+        };
+        compare(false);
+        // Delete some documents, among them the first high-frequency ones.
+        for i in (0..n).filter(|&i| (i % 97 == 0 && i < 5000) || i % 11 == 0) {
+            w.delete_term(id, &Value::I64(i64::from(i))).unwrap();
+        }
+        w.commit().unwrap();
+        compare(true);
+    }
+}

@@ -11,11 +11,14 @@
 //! - [`daat`]: document-at-a-time iterators over the posting blocks.
 //! - [`window`]: window-at-a-time loops over decoded blocks, for
 //!   collectors that reject documents by field values (sorted search).
+//! - [`term_topk`]: score-order top-k of a single term, skipping blocks
+//!   whose impact bound cannot beat the queue's floor.
 
 pub mod bm25;
 pub mod daat;
 pub mod exhaustive;
 pub mod plan;
+pub mod term_topk;
 pub mod window;
 
 use crate::format::segment::i64_key;
