@@ -5,12 +5,12 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::collect::{
-    Hit, Sink, SortCollector, SortKey, SortSpec, TopDocs, Window, compare_values,
+    Hit, Sink, SortCollector, SortKey, SortSpec, TopDocs, TopDocsSink, Window, compare_values,
 };
 use crate::document::Value;
 use crate::error::{Error, Result};
 use crate::query::plan::{self, Node};
-use crate::query::{Query, daat, exhaustive, term_topk, window};
+use crate::query::{Occur, Query, daat, exhaustive, term_topk, window};
 use crate::read::{LiveSegment, Snapshot};
 use crate::schema::{FieldId, Schema};
 
@@ -18,9 +18,11 @@ use crate::schema::{FieldId, Schema};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ExecMode {
     /// The fastest path that applies: for sorted search, window-at-a-time
-    /// over flat queries (a term, or a boolean of terms); for a single
-    /// term in score order, block skipping by impacts
-    /// ([`crate::query::term_topk`]); otherwise document-at-a-time.
+    /// over flat queries (a term, or a boolean of terms); in score order,
+    /// block skipping by impacts for a single term
+    /// ([`crate::query::term_topk`]) and window-at-a-time with window
+    /// skipping for flat booleans with a required clause; otherwise
+    /// document-at-a-time.
     Auto,
     /// The exhaustive oracle: evaluate every matching document.
     Exhaustive,
@@ -220,6 +222,38 @@ impl Searcher {
                 }
                 scored = Some(n);
             }
+            (ExecMode::Auto, Node::Bool(clauses))
+                if clauses
+                    .iter()
+                    .any(|(o, _)| matches!(o, Occur::Must | Occur::Filter)) =>
+            {
+                let mut buf = window::Buffers::new();
+                let (mut n, mut flat) = (0, true);
+                for seg in self.snap.segments() {
+                    let mut sink = TopDocsSink {
+                        top: &mut top,
+                        base: seg.base as u32,
+                        exact_total: req.exact_total,
+                        total: 0,
+                        scored: 0,
+                        lower_bound: false,
+                    };
+                    flat &= window::run(&node, seg, &mut sink, &mut buf)?;
+                    if !flat {
+                        break;
+                    }
+                    total += sink.total;
+                    n += sink.scored;
+                    exact &= !sink.lower_bound;
+                }
+                if flat {
+                    scored = Some(n);
+                } else {
+                    // A nested boolean: document at a time (the first
+                    // segment refused it before collecting anything).
+                    total = self.daat_top(&node, &mut top)?;
+                }
+            }
             (ExecMode::Exhaustive, _) => {
                 for seg in self.snap.segments() {
                     for (doc, score) in exhaustive::evaluate(&node, seg)? {
@@ -230,15 +264,7 @@ impl Searcher {
                     }
                 }
             }
-            (ExecMode::Auto | ExecMode::Daat, _) => {
-                for seg in self.snap.segments() {
-                    let base = seg.base as u32;
-                    daat::for_each_match(&node, seg, |doc, s| {
-                        total += 1;
-                        top.offer(s.score(), base + doc);
-                    })?;
-                }
-            }
+            (ExecMode::Auto | ExecMode::Daat, _) => total = self.daat_top(&node, &mut top)?,
         }
         let hits = top
             .into_sorted()
@@ -263,6 +289,20 @@ impl Searcher {
             total_is_exact: exact,
             scored_docs: scored.unwrap_or(total),
         })
+    }
+
+    /// Every match of `node`, document at a time, scored into `top`; the
+    /// number of matches.
+    fn daat_top(&self, node: &Node, top: &mut TopDocs) -> Result<u64> {
+        let mut total = 0;
+        for seg in self.snap.segments() {
+            let base = seg.base as u32;
+            daat::for_each_match(node, seg, |doc, s| {
+                total += 1;
+                top.offer(s.score(), base + doc);
+            })?;
+        }
+        Ok(total)
     }
 
     /// Sorted search. The exhaustive path collects every match with its

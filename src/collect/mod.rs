@@ -6,7 +6,7 @@ mod topdocs;
 
 pub use sort::SortCollector;
 pub use spec::{Hit, SortKey, SortRule, SortSpec, compare_values};
-pub use topdocs::{TopDocs, score_key};
+pub use topdocs::{TopDocs, TopDocsSink, score_key};
 
 /// A [`Sink`]'s answer for the documents from a window's start on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,4 +42,10 @@ pub trait Sink {
     /// Offers a live match (already counted); `score` is called at most
     /// once, and only if needed.
     fn offer(&mut self, doc: u32, score: impl FnMut() -> f32);
+    /// The score a match must beat to be kept, when the sink orders by
+    /// score alone: a window whose best score is at most this is not
+    /// offered.
+    fn floor(&self) -> Option<f32> {
+        None
+    }
 }

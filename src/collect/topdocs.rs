@@ -6,6 +6,8 @@
 //! integer compare. The queue is a binary min-heap of fixed capacity that
 //! allocates nothing once full; its root is the worst kept hit (the floor).
 
+use crate::collect::{Sink, Window};
+
 /// Maps an `f32` to a `u32` with the same order (for non-NaN values).
 #[inline]
 pub fn score_key(score: f32) -> u32 {
@@ -29,6 +31,54 @@ fn key_score(key: u32) -> f32 {
 #[inline]
 fn pack(score: f32, doc: u32) -> u64 {
     (u64::from(score_key(score)) << 32) | u64::from(u32::MAX - doc)
+}
+
+/// A [`TopDocs`] fed by the window loop ([`crate::query::window`]): every
+/// offered match is scored and offered as document `base + doc`, and the
+/// queue's floor lets the loop leave windows that cannot beat it unscored.
+pub struct TopDocsSink<'a> {
+    /// The queue.
+    pub top: &'a mut TopDocs,
+    /// The segment's first global document number.
+    pub base: u32,
+    /// Whether every match must be counted.
+    pub exact_total: bool,
+    /// Matches counted.
+    pub total: u64,
+    /// Documents scored.
+    pub scored: u64,
+    /// Whether some match went uncounted.
+    pub lower_bound: bool,
+}
+
+impl Sink for TopDocsSink<'_> {
+    fn window(&mut self, _start: u32) -> Window {
+        Window::Take(u32::MAX)
+    }
+
+    fn prefilter(&self) -> bool {
+        !self.exact_total
+    }
+
+    fn filter(&self, _docs: &mut Vec<u32>) {}
+
+    fn dropped(&mut self, n: usize) {
+        self.lower_bound |= n > 0;
+    }
+
+    fn count(&mut self, n: usize) {
+        self.total += n as u64;
+    }
+
+    #[inline]
+    fn offer(&mut self, doc: u32, mut score: impl FnMut() -> f32) {
+        self.scored += 1;
+        self.top.offer(score(), self.base + doc);
+    }
+
+    fn floor(&self) -> Option<f32> {
+        self.top.floor()
+    }
 }
 
 /// A fixed-capacity queue of the best `(score, doc)` pairs.

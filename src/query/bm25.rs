@@ -13,6 +13,7 @@
 use std::sync::Arc;
 
 use crate::format::norms::length_table;
+use crate::format::postings::Impact;
 
 /// k1.
 pub const K1: f64 = 1.2;
@@ -80,6 +81,16 @@ impl TermWeight {
     pub fn score(&self, tf: u32, norm: u8) -> f32 {
         let w = self.weight;
         w - w / (1.0 + tf as f32 * self.inv[norm as usize])
+    }
+
+    /// The best score of a document dominated by one of `impacts` (no
+    /// larger frequency, no smaller norm): the score is monotone in both,
+    /// in f32 as evaluated, so this bounds every such document exactly.
+    pub fn bound(&self, impacts: &[Impact]) -> f32 {
+        impacts
+            .iter()
+            .map(|im| self.score(im.tf, im.norm))
+            .fold(f32::NEG_INFINITY, f32::max)
     }
 }
 

@@ -2,7 +2,7 @@
 //! by boolean iterators, feeding a collector in ascending doc order.
 
 use crate::error::Result;
-use crate::format::postings::{BLOCK_LEN, BadPostings, Postings};
+use crate::format::postings::{BLOCK_LEN, BadPostings, Impact, L2_BLOCKS, Postings};
 use crate::kernels;
 use crate::query::Occur;
 use crate::query::bm25::TermWeight;
@@ -32,6 +32,9 @@ pub trait Scorer {
     fn error(&self) -> Option<BadPostings>;
 }
 
+/// The most impact reads [`TermScorer::bound_until`] spends on one range.
+const BOUND_STEPS: usize = 8;
+
 /// Iterates one term's postings block by block; frequencies are decoded
 /// only when a document of the block is scored.
 pub struct TermScorer<'a> {
@@ -47,6 +50,9 @@ pub struct TermScorer<'a> {
     tfs_ready: bool,
     doc: u32,
     err: Option<BadPostings>,
+    /// Scratch for block impacts, and the last block bound computed.
+    impacts: Vec<Impact>,
+    bound_of: Option<(usize, f32)>,
 }
 
 impl<'a> TermScorer<'a> {
@@ -65,6 +71,8 @@ impl<'a> TermScorer<'a> {
             tfs_ready: false,
             doc: NO_MORE,
             err: None,
+            impacts: Vec::new(),
+            bound_of: None,
         };
         s.load(0);
         s
@@ -98,6 +106,78 @@ impl<'a> TermScorer<'a> {
         } else {
             self.load(self.block + 1);
         }
+    }
+
+    /// The best score of any document in `lo..=hi` (at or after the
+    /// current block): its blocks' impacts' [`TermWeight::bound`], without
+    /// decoding them. Whole second-level runs inside the range count by
+    /// their summary; infinite when the list has no impacts to tell, or
+    /// when the range needs more than [`BOUND_STEPS`] reads (a sparse
+    /// window over a dense list, where a bound would save little).
+    pub fn bound_until(&mut self, lo: u32, hi: u32) -> f32 {
+        let p = self.postings;
+        if self.doc == NO_MORE || !p.has_skip_data() {
+            return f32::INFINITY;
+        }
+        // The first block that may hold `lo` (the cursor may lag behind
+        // when windows were skipped): a binary search of the skip data.
+        let (mut b, mut end) = (self.block, self.nblocks);
+        while b < end {
+            let mid = b + (end - b) / 2;
+            if p.last_doc(mid).is_some_and(|l| l < lo) {
+                b = mid + 1;
+            } else {
+                end = mid;
+            }
+        }
+        if b == self.nblocks {
+            // Nothing at or after `lo`: no match, no score.
+            return f32::NEG_INFINITY;
+        }
+        let mut best = f32::NEG_INFINITY;
+        for _ in 0..BOUND_STEPS {
+            let run_end = (b + L2_BLOCKS).min(self.nblocks);
+            let whole_run = b % L2_BLOCKS == 0
+                && run_end - b == L2_BLOCKS
+                && p.last_doc(run_end - 1).is_some_and(|l| l < hi);
+            let last = if whole_run {
+                match p.l2_impacts(b / L2_BLOCKS, &mut self.impacts) {
+                    Ok(()) => best = best.max(self.weight.bound(&self.impacts)),
+                    Err(e) => {
+                        self.err = Some(e);
+                        return f32::INFINITY;
+                    }
+                }
+                b = run_end - 1;
+                p.last_doc(b)
+            } else {
+                best = best.max(self.block_bound(b));
+                p.last_doc(b)
+            };
+            match last {
+                Some(last) if last < hi && b + 1 < self.nblocks => b += 1,
+                _ => return best,
+            }
+        }
+        f32::INFINITY
+    }
+
+    /// [`TermWeight::bound`] of block `b`'s impacts (the last one kept).
+    fn block_bound(&mut self, b: usize) -> f32 {
+        if let Some((at, bound)) = self.bound_of
+            && at == b
+        {
+            return bound;
+        }
+        let bound = match self.postings.block_impacts(b, &mut self.impacts) {
+            Ok(()) => self.weight.bound(&self.impacts),
+            Err(e) => {
+                self.err = Some(e);
+                f32::INFINITY
+            }
+        };
+        self.bound_of = Some((b, bound));
+        bound
     }
 
     /// Decodes block `b` and moves to its first document.

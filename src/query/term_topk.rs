@@ -3,11 +3,11 @@
 //! scoring them, the blocks (and the runs of [`L2_BLOCKS`] blocks) whose
 //! best impact cannot beat the queue's floor.
 //!
-//! The bound of a block is the largest [`TermWeight::score`] over its
-//! stored impacts. Every document of the block is dominated by one of them
-//! (no smaller norm, no larger frequency), and the score is monotone in
-//! both in f32 (see [`crate::query::bm25`]), so no document of the block
-//! scores above the bound: a block whose bound is at most the floor holds
+//! The bound of a block is [`TermWeight::bound`] of its stored impacts.
+//! Every document of the block is dominated by one of them (no smaller
+//! norm, no larger frequency), and the score is monotone in both in f32
+//! (see [`crate::query::bm25`]), so no document of the block scores above
+//! the bound: a block whose bound is at most the floor holds
 //! nothing that can enter (a tie loses, the kept hit having the lower
 //! doc number). Every other document is scored by the same function as
 //! the other paths, so the hits are the same bits.
@@ -110,10 +110,7 @@ impl Loop<'_> {
 
     /// The best score the impacts in `self.impacts` allow.
     fn bound(&self) -> f32 {
-        self.impacts
-            .iter()
-            .map(|im| self.weight.score(im.tf, im.norm))
-            .fold(f32::NEG_INFINITY, f32::max)
+        self.weight.bound(&self.impacts)
     }
 
     /// Counts block `b` without scoring it.

@@ -95,6 +95,8 @@ pub fn run<S: Sink>(
         cursors,
         occurs,
         must_not,
+        bounded: should.is_empty(),
+        offer: true,
         b: buf,
     };
     match (required.split_first(), should.as_slice()) {
@@ -114,6 +116,12 @@ struct Exec<'a, 'b> {
     cursors: Vec<TermScorer<'a>>,
     occurs: Vec<Occur>,
     must_not: Vec<usize>,
+    /// Whether a window's best score is the sum of its required clauses'
+    /// bounds (no optional clause adds to it).
+    bounded: bool,
+    /// Whether the current window's matches are offered (else its best
+    /// score cannot beat the sink's floor and they are only counted).
+    offer: bool,
     b: &'b mut Buffers,
 }
 
@@ -147,8 +155,17 @@ impl Exec<'_, '_> {
                 .matches
                 .retain(|&d| must_not.iter().all(|&i| cursors[i].seek(d) != d));
         }
-        let deletes = self.seg.deletes.is_some();
-        let live = if deletes {
+        sink.count(self.live_matches());
+        if !self.offer {
+            return;
+        }
+        sink.filter(&mut self.b.matches);
+        self.offer_live(sink, false);
+    }
+
+    /// How many of `matches` are live.
+    fn live_matches(&self) -> usize {
+        if self.seg.deletes.is_some() {
             self.b
                 .matches
                 .iter()
@@ -156,10 +173,22 @@ impl Exec<'_, '_> {
                 .count()
         } else {
             self.b.matches.len()
-        };
-        sink.count(live);
-        sink.filter(&mut self.b.matches);
-        self.offer_live(sink, false);
+        }
+    }
+
+    /// The best score a match in `lo..=hi` can have: the f32 sum, in
+    /// clause order as [`Self::score`] sums, of each scoring clause's
+    /// block bounds over the range (monotone rounding keeps the
+    /// sum of bounds above every sum of scores). Only when no optional
+    /// clause adds to the score.
+    fn bound_within(&mut self, lo: u32, hi: u32) -> f32 {
+        let mut bound = 0.0f32;
+        for (c, o) in self.cursors.iter_mut().zip(&self.occurs) {
+            if *o == Occur::Must {
+                bound += c.bound_until(lo, hi);
+            }
+        }
+        bound
     }
 
     /// Offers the live documents of `matches` (counting each first when
@@ -192,8 +221,21 @@ impl Exec<'_, '_> {
             };
             let n = count_below(docs, end);
             let next = self.cursors[lead].pos() + n;
+            let hi = docs[n - 1];
             self.b.matches.clear();
             self.b.matches.extend_from_slice(&docs[..n]);
+            // A window whose best score cannot beat the sink's floor is
+            // only counted, or, when the total may be a lower bound, not
+            // even intersected.
+            self.offer = match sink.floor() {
+                Some(floor) if self.bounded => self.bound_within(first, hi) > floor,
+                _ => true,
+            };
+            if !self.offer && sink.prefilter() {
+                sink.dropped(n);
+                self.cursors[lead].move_to(next);
+                continue;
+            }
             if others.is_empty() {
                 self.finish(sink);
             } else {
@@ -253,8 +295,10 @@ impl Exec<'_, '_> {
                     continue;
                 }
                 sink.count(1);
-                let (cursors, occurs) = (&mut self.cursors, &self.occurs);
-                sink.offer(doc, || Self::score(cursors, occurs, doc));
+                if self.offer {
+                    let (cursors, occurs) = (&mut self.cursors, &self.occurs);
+                    sink.offer(doc, || Self::score(cursors, occurs, doc));
+                }
             }
         }
         self.b.all = all;
