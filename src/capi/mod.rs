@@ -5,9 +5,9 @@
 //! the last-error message) and `version`. This module holds the shared
 //! machinery every export goes through:
 //!
-//! - [`guard`] / [`guard_value`]: the panic boundary and the last-error
+//! - `guard` / `guard_value`: the panic boundary and the last-error
 //!   bookkeeping. Every export's body runs inside one of them.
-//! - [`Failure`]: an error on its way to C (status code + message).
+//! - `Failure`: an error on its way to C (status code + message).
 //! - argument helpers that NULL-check pointers, validate UTF-8 and borrow
 //!   handles, each an `unsafe fn` whose contract the caller states in a
 //!   `// SAFETY:` comment.

@@ -235,7 +235,7 @@ impl<'a> Action<'a> {
 /// Collects the best `capacity` hits in sort-spec order.
 ///
 /// The queue is allocated in [`SortCollector::new`] (up to
-/// [`RESERVE_HITS`] hits; a deeper page grows it while it fills): kept hits
+/// `RESERVE_HITS` hits; a deeper page grows it while it fills): kept hits
 /// are indexes into flat arrays, and a hit that enters a full queue reuses
 /// the evicted one's place. Nothing is allocated per hit once the queue is
 /// full, until [`SortCollector::into_hits`] builds the returned ones.

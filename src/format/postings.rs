@@ -3,7 +3,7 @@
 //! A term's postings are its documents in ascending order with their term
 //! frequencies. A list of `n` documents is cut into `ceil(n / BLOCK_LEN)`
 //! blocks. Every block but a partial last one is *packed* as two patched
-//! frame-of-reference runs ([`put_pfor`]): first the doc-id gaps minus one,
+//! frame-of-reference runs (`put_pfor`): first the doc-id gaps minus one,
 //! then the frequencies minus one, so a reader can decode the doc ids
 //! without touching the frequencies. A partial last block (the *tail*) is
 //! varint pairs.

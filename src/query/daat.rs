@@ -112,7 +112,7 @@ impl<'a> TermScorer<'a> {
     /// current block): its blocks' impacts' [`TermWeight::bound`], without
     /// decoding them. Whole second-level runs inside the range count by
     /// their summary; infinite when the list has no impacts to tell, or
-    /// when the range needs more than [`BOUND_STEPS`] reads (a sparse
+    /// when the range needs more than `BOUND_STEPS` (8) reads (a sparse
     /// window over a dense list, where a bound would save little).
     pub fn bound_until(&mut self, lo: u32, hi: u32) -> f32 {
         let p = self.postings;

@@ -1,6 +1,6 @@
 //! Queries, their BM25 weights, and the execution paths.
 //!
-//! A [`Query`] is compiled against a snapshot into a [`plan::Plan`]: term
+//! A [`Query`] is compiled against a snapshot into a [`plan::Node`] tree: term
 //! clauses resolved to corpus-wide BM25 weights, match queries analysed and
 //! de-duplicated, booleans flattened into their clause lists. Every
 //! execution path runs the same plan and scores a document with the same
