@@ -10,7 +10,7 @@ use crate::collect::{
 use crate::document::Value;
 use crate::error::{Error, Result};
 use crate::query::plan::{self, Node};
-use crate::query::{Occur, Query, daat, exhaustive, term_topk, window};
+use crate::query::{Query, daat, exhaustive, term_topk, window};
 use crate::read::{LiveSegment, Snapshot};
 use crate::schema::{FieldId, Schema};
 
@@ -21,8 +21,8 @@ pub enum ExecMode {
     /// over flat queries (a term, or a boolean of terms); in score order,
     /// block skipping by impacts for a single term
     /// ([`crate::query::term_topk`]) and window-at-a-time with window
-    /// skipping for flat booleans with a required clause; otherwise
-    /// document-at-a-time.
+    /// skipping (conjunctions) or MaxScore (disjunctions) for flat
+    /// booleans; otherwise document-at-a-time.
     Auto,
     /// The exhaustive oracle: evaluate every matching document.
     Exhaustive,
@@ -222,11 +222,7 @@ impl Searcher {
                 }
                 scored = Some(n);
             }
-            (ExecMode::Auto, Node::Bool(clauses))
-                if clauses
-                    .iter()
-                    .any(|(o, _)| matches!(o, Occur::Must | Occur::Filter)) =>
-            {
+            (ExecMode::Auto, Node::Bool(_)) => {
                 let mut buf = window::Buffers::new();
                 let (mut n, mut flat) = (0, true);
                 for seg in self.snap.segments() {

@@ -191,6 +191,37 @@ impl Exec<'_, '_> {
         bound
     }
 
+    /// The optional clauses (a bit per clause index) whose documents in
+    /// `lo..=hi` may score above `floor` (MaxScore): the others are the
+    /// largest set, taken by ascending block bound, whose bounds summed in
+    /// clause order in f32 stay at or under the floor, so a document
+    /// matching only them cannot beat it (scores are non-negative, and
+    /// adding one never lowers an f32 sum). All of them (every bit) without
+    /// a floor, or with more clauses than the mask holds.
+    fn essential(&mut self, should: &[usize], lo: u32, hi: u32, floor: Option<f32>) -> u64 {
+        let Some(floor) = floor.filter(|_| self.cursors.len() <= 64) else {
+            return u64::MAX;
+        };
+        let mut bounds: Vec<(f32, usize)> = should
+            .iter()
+            .map(|&i| (self.cursors[i].bound_until(lo, hi), i))
+            .collect();
+        bounds.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let mut bound = [0.0f32; 64];
+        let mut rest = 0u64;
+        for &(b, i) in &bounds {
+            bound[i] = b;
+            let sum = (0..self.cursors.len())
+                .filter(|&j| (rest | 1 << i) & (1 << j) != 0)
+                .fold(0.0f32, |s, j| s + bound[j]);
+            if sum > floor {
+                break;
+            }
+            rest |= 1 << i;
+        }
+        !rest
+    }
+
     /// Offers the live documents of `matches` (counting each first when
     /// `count` says so).
     fn offer_live<S: Sink>(&mut self, sink: &mut S, count: bool) {
@@ -373,11 +404,20 @@ impl Exec<'_, '_> {
                     };
                     sink.count(live as usize);
                 }
-                // Offer the union of what each clause keeps after the filter.
+                // Offer the union of what each clause keeps after the
+                // filter, from the clauses that can lift a document over
+                // the sink's floor.
+                let essential = self.essential(should, start, end - 1, sink.floor());
                 self.b.matches.clear();
                 for &i in should {
                     let c = &self.cursors[i];
                     let docs = &c.block_rest()[..ends[i] - c.pos()];
+                    if i < 64 && essential & (1 << i) == 0 {
+                        if prefilter {
+                            sink.dropped(docs.len());
+                        }
+                        continue;
+                    }
                     self.b.hits.clear();
                     self.b.hits.extend_from_slice(docs);
                     sink.filter(&mut self.b.hits);
