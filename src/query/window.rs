@@ -303,7 +303,14 @@ impl Exec<'_, '_> {
             let last = c.block_rest().last().copied().unwrap_or(NO_MORE);
             let to = from + count_below(&all[from..], last.saturating_add(1));
             self.b.matches.clear();
-            kernels::intersect_into(&all[from..to], c.block_rest(), &mut self.b.matches);
+            if to - from == 1 {
+                // A sparse lead: the seek has answered already.
+                if c.doc() == all[from] {
+                    self.b.matches.push(all[from]);
+                }
+            } else {
+                kernels::intersect_into(&all[from..to], c.block_rest(), &mut self.b.matches);
+            }
             from = to;
             if rest.is_empty() {
                 self.finish(sink);
