@@ -202,17 +202,21 @@ impl Exec<'_, '_> {
         let Some(floor) = floor.filter(|_| self.cursors.len() <= 64) else {
             return u64::MAX;
         };
-        let mut bounds: Vec<(f32, usize)> = should
-            .iter()
-            .map(|&i| (self.cursors[i].bound_until(lo, hi), i))
-            .collect();
-        bounds.sort_by(|a, b| a.0.total_cmp(&b.0));
+        // On the stack: this runs once per window.
         let mut bound = [0.0f32; 64];
+        let mut order = [0u8; 64];
+        for (k, &i) in should.iter().enumerate() {
+            bound[i] = self.cursors[i].bound_until(lo, hi);
+            order[k] = i as u8;
+        }
+        let order = &mut order[..should.len()];
+        order.sort_unstable_by(|&a, &b| bound[usize::from(a)].total_cmp(&bound[usize::from(b)]));
         let mut rest = 0u64;
-        for &(b, i) in &bounds {
-            bound[i] = b;
+        for &i in order.iter() {
+            let i = usize::from(i);
+            let with = rest | 1 << i;
             let sum = (0..self.cursors.len())
-                .filter(|&j| (rest | 1 << i) & (1 << j) != 0)
+                .filter(|&j| with & (1 << j) != 0)
                 .fold(0.0f32, |s, j| s + bound[j]);
             if sum > floor {
                 break;
