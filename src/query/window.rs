@@ -1,5 +1,7 @@
-//! Window-at-a-time execution for collectors that can reject a document by
-//! its field values alone (sorted search).
+//! Window-at-a-time execution for collectors that can reject a document
+//! before it is scored: by its field values alone (sorted search, the
+//! `SortCollector`), or by a score bound under the queue's floor (score
+//! order, `TopDocsSink`).
 //!
 //! The loop hands the [`Sink`] windows of matches cut from decoded posting
 //! blocks, so that rejecting a document costs an ord lookup in a tight
@@ -23,6 +25,13 @@
 //! windows end ([`Sink::window`]) and may skip whole ord blocks that cannot
 //! hold a competitive value; excluded and deleted documents are removed
 //! before anything is offered.
+//!
+//! With a score floor ([`Sink::floor`]), block impacts bound what a window
+//! can score without decoding: a conjunction's window whose clauses' bounds
+//! sum (in clause order, in f32) to at most the floor is only counted, or
+//! skipped when the total may be a lower bound; a disjunction's window
+//! offers only the documents of the clauses it cannot do without
+//! (MaxScore, `Exec::essential`).
 //!
 //! Only flat shapes run here (a term, or a boolean of terms); anything else
 //! runs document-at-a-time.
