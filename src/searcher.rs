@@ -208,60 +208,43 @@ impl Searcher {
         }
         let want = req.offset.saturating_add(req.limit);
         let mut top = TopDocs::new(want.min(self.snap.max_doc() as usize));
-        let mut total = 0u64;
-        let mut scored = None;
-        let mut exact = true;
+        let mut sink = TopDocsSink::new(&mut top, req.exact_total);
         match (self.options.exec, &node) {
             (ExecMode::Auto, Node::Term(t)) => {
-                let mut n = 0;
                 for seg in self.snap.segments() {
-                    let c = term_topk::run(t, seg, &mut top, req.exact_total)?;
-                    total += c.total;
-                    n += c.scored;
-                    exact &= !c.lower_bound;
+                    sink.base = seg.base as u32;
+                    term_topk::run(t, seg, &mut sink)?;
                 }
-                scored = Some(n);
             }
-            (ExecMode::Auto, Node::Bool(_)) => {
+            (ExecMode::Auto, Node::Bool(_)) if window::handles(&node) => {
                 let mut buf = window::Buffers::new();
-                let (mut n, mut flat) = (0, true);
                 for seg in self.snap.segments() {
-                    let mut sink = TopDocsSink {
-                        top: &mut top,
-                        base: seg.base as u32,
-                        exact_total: req.exact_total,
-                        total: 0,
-                        scored: 0,
-                        lower_bound: false,
-                    };
-                    flat &= window::run(&node, seg, &mut sink, &mut buf)?;
-                    if !flat {
-                        break;
-                    }
-                    total += sink.total;
-                    n += sink.scored;
-                    exact &= !sink.lower_bound;
-                }
-                if flat {
-                    scored = Some(n);
-                } else {
-                    // A nested boolean: document at a time (the first
-                    // segment refused it before collecting anything).
-                    total = self.daat_top(&node, &mut top)?;
+                    sink.base = seg.base as u32;
+                    window::run(&node, seg, &mut sink, &mut buf)?;
                 }
             }
             (ExecMode::Exhaustive, _) => {
                 for seg in self.snap.segments() {
+                    sink.base = seg.base as u32;
                     for (doc, score) in exhaustive::evaluate(&node, seg)? {
                         if !seg.is_deleted(doc) {
-                            total += 1;
-                            top.offer(score, (seg.base + u64::from(doc)) as u32);
+                            sink.count(1);
+                            sink.offer(doc, || score);
                         }
                     }
                 }
             }
-            (ExecMode::Auto | ExecMode::Daat, _) => total = self.daat_top(&node, &mut top)?,
+            (ExecMode::Auto | ExecMode::Daat, _) => {
+                for seg in self.snap.segments() {
+                    sink.base = seg.base as u32;
+                    daat::for_each_match(&node, seg, |doc, s| {
+                        sink.count(1);
+                        sink.offer(doc, || s.score());
+                    })?;
+                }
+            }
         }
+        let (total, exact, scored) = (sink.total, !sink.lower_bound, sink.scored);
         let hits = top
             .into_sorted()
             .into_iter()
@@ -283,22 +266,8 @@ impl Searcher {
             hits,
             total_hits: total,
             total_is_exact: exact,
-            scored_docs: scored.unwrap_or(total),
+            scored_docs: scored,
         })
-    }
-
-    /// Every match of `node`, document at a time, scored into `top`; the
-    /// number of matches.
-    fn daat_top(&self, node: &Node, top: &mut TopDocs) -> Result<u64> {
-        let mut total = 0;
-        for seg in self.snap.segments() {
-            let base = seg.base as u32;
-            daat::for_each_match(node, seg, |doc, s| {
-                total += 1;
-                top.offer(s.score(), base + doc);
-            })?;
-        }
-        Ok(total)
     }
 
     /// Sorted search. The exhaustive path collects every match with its
@@ -362,9 +331,11 @@ impl Searcher {
             .min(self.snap.max_doc() as usize);
         let mut c = SortCollector::new(spec, self.schema(), want, !req.exact_total);
         let mut buf = window::Buffers::new();
-        for (i, seg) in self.snap.segments().iter().enumerate() {
-            c.set_segment(i as u32, seg);
-            if self.options.exec == ExecMode::Auto && window::run(node, seg, &mut c, &mut buf)? {
+        let windowed = self.options.exec == ExecMode::Auto && window::handles(node);
+        for seg in self.snap.segments() {
+            c.set_segment(seg);
+            if windowed {
+                window::run(node, seg, &mut c, &mut buf)?;
                 continue;
             }
             let Some(mut s) = daat::scorer(node, seg)? else {

@@ -8,6 +8,10 @@ pub use sort::SortCollector;
 pub use spec::{Hit, SortKey, SortRule, SortSpec, compare_values};
 pub use topdocs::{TopDocs, TopDocsSink, score_key};
 
+/// Hits a queue reserves room for up front; a larger queue (a deep page)
+/// grows while it fills, and allocates nothing once full.
+const RESERVE_HITS: usize = 4096;
+
 /// A [`Sink`]'s answer for the documents from a window's start on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Window {

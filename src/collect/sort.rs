@@ -26,15 +26,11 @@
 
 use std::cmp::Ordering;
 
-use crate::collect::{Hit, Sink, SortKey, SortSpec, Window};
+use crate::collect::{Hit, RESERVE_HITS, Sink, SortKey, SortSpec, Window};
 use crate::document::Value;
 use crate::format::ords;
 use crate::read::{LiveSegment, SortColumn};
 use crate::schema::{FieldId, FieldType, Schema};
-
-/// Hits the queue reserves room for up front; a larger queue grows while it
-/// fills, and allocates nothing once full.
-const RESERVE_HITS: usize = 4096;
 
 /// Distinct values whose translation into a new segment's key space is
 /// remembered while the kept hits are translated.
@@ -75,11 +71,11 @@ struct Slot<'a> {
     text: &'a str,
 }
 
-/// A kept hit's fixed-size part. Its keys and values live in the
-/// collector's flat `keys` and `slots` arrays, at the entry's index.
+/// A kept hit's fixed-size part. Its keys (the doc number last) and values
+/// live in the collector's flat `keys` and `slots` arrays, at the entry's
+/// index.
 #[derive(Clone, Copy, Debug, Default)]
 struct Entry {
-    doc: u32,
     score: f32,
     /// Whether the slots' values (`num`, `text`) are filled in; keys alone
     /// order hits of one segment. Hits of earlier segments are always
@@ -356,10 +352,9 @@ impl<'a> SortCollector<'a> {
         }
     }
 
-    /// Moves to segment number `_index` of the snapshot, `seg`. The hits
-    /// kept so far are resolved first (their ords mean nothing in `seg`),
-    /// so the number itself is not needed.
-    pub fn set_segment(&mut self, _index: u32, seg: &'a LiveSegment) {
+    /// Moves to the next segment of the snapshot, `seg`. The hits kept so
+    /// far are resolved first (their ords mean nothing in `seg`).
+    pub fn set_segment(&mut self, seg: &'a LiveSegment) {
         self.resolve_all();
         self.base = seg.base as u32;
         self.columns.clear();
@@ -491,7 +486,6 @@ impl<'a> SortCollector<'a> {
         let doc_id = self.base + doc;
         let score = score.unwrap_or(0.0);
         self.entries[idx] = Entry {
-            doc: doc_id,
             score,
             resolved: false,
         };
@@ -621,12 +615,14 @@ impl<'a> SortCollector<'a> {
             .skip(offset)
             .map(|&i| {
                 let (e, kept) = (self.entries[i as usize], self.kept(i as usize));
+                // The doc number is the last key.
+                let doc = kept.keys[self.rules.len()];
                 let sort_values = self
                     .rules
                     .iter()
                     .map(|r| match *r {
                         Rule::Score { .. } => Some(Value::F64(f64::from(e.score))),
-                        Rule::Doc { .. } => Some(Value::I64(i64::from(e.doc))),
+                        Rule::Doc { .. } => Some(Value::I64(doc as i64)),
                         Rule::Field { ty, slot, .. } => {
                             let s = &kept.slots[slot];
                             (!s.missing).then(|| slot_value(ty, s))
@@ -634,7 +630,7 @@ impl<'a> SortCollector<'a> {
                     })
                     .collect();
                 Hit {
-                    doc: u64::from(e.doc),
+                    doc,
                     score: e.score,
                     sort_values,
                 }

@@ -6,7 +6,7 @@
 //! integer compare. The queue is a binary min-heap of fixed capacity that
 //! allocates nothing once full; its root is the worst kept hit (the floor).
 
-use crate::collect::{Sink, Window};
+use crate::collect::{RESERVE_HITS, Sink, Window};
 
 /// Maps an `f32` to a `u32` with the same order (for non-NaN values).
 #[inline]
@@ -33,13 +33,15 @@ fn pack(score: f32, doc: u32) -> u64 {
     (u64::from(score_key(score)) << 32) | u64::from(u32::MAX - doc)
 }
 
-/// A [`TopDocs`] fed by the window loop ([`crate::query::window`]): every
-/// offered match is scored and offered as document `base + doc`, and the
-/// queue's floor lets the loop leave windows that cannot beat it unscored.
+/// A [`TopDocs`] fed segment by segment by the score-order loops
+/// ([`crate::query::window`], [`crate::query::term_topk`]): every offered
+/// match is scored and offered as document `base + doc`, and the queue's
+/// floor lets the loops leave what cannot beat it unscored. It counts for
+/// the whole search.
 pub struct TopDocsSink<'a> {
     /// The queue.
     pub top: &'a mut TopDocs,
-    /// The segment's first global document number.
+    /// The current segment's first global document number.
     pub base: u32,
     /// Whether every match must be counted.
     pub exact_total: bool,
@@ -49,6 +51,20 @@ pub struct TopDocsSink<'a> {
     pub scored: u64,
     /// Whether some match went uncounted.
     pub lower_bound: bool,
+}
+
+impl<'a> TopDocsSink<'a> {
+    /// A sink into `top`, counting every match when `exact_total`.
+    pub fn new(top: &'a mut TopDocs, exact_total: bool) -> Self {
+        TopDocsSink {
+            top,
+            base: 0,
+            exact_total,
+            total: 0,
+            scored: 0,
+            lower_bound: false,
+        }
+    }
 }
 
 impl Sink for TopDocsSink<'_> {
@@ -89,11 +105,11 @@ pub struct TopDocs {
 }
 
 impl TopDocs {
-    /// A queue keeping the best `capacity` hits. Room for up to 4096 is
-    /// reserved up front; a deeper page grows the queue while it fills.
+    /// A queue keeping the best `capacity` hits (room for up to
+    /// `RESERVE_HITS` reserved up front).
     pub fn new(capacity: usize) -> TopDocs {
         TopDocs {
-            heap: Vec::with_capacity(capacity.min(4096)),
+            heap: Vec::with_capacity(capacity.min(RESERVE_HITS)),
             capacity,
         }
     }

@@ -339,12 +339,26 @@ impl<'a> PforRun<'a> {
         Ok(())
     }
 
-    /// Unpacks the values (exceptions patched in).
+    /// Unpacks frequencies stored minus one (exceptions patched in). A run
+    /// of width 0, the usual one (most frequencies are 1), has nothing
+    /// packed: it is ones, with the exceptions set.
     #[inline]
-    fn values(&self, packer: &BitPacker4x, out: &mut [u32; BLOCK_LEN]) -> Result<(), BadPostings> {
+    fn frequencies(
+        &self,
+        packer: &BitPacker4x,
+        out: &mut [u32; BLOCK_LEN],
+    ) -> Result<(), BadPostings> {
+        if self.bits == 0 {
+            out.fill(1);
+            return self.for_each_exception(|i, high| out[i] = high.wrapping_add(1));
+        }
         packer.decompress(self.packed, out, self.bits);
         let bits = self.bits;
-        self.for_each_exception(|i, high| out[i] |= high << bits)
+        self.for_each_exception(|i, high| out[i] |= high << bits)?;
+        for t in out.iter_mut() {
+            *t = t.wrapping_add(1);
+        }
+        Ok(())
     }
 
     /// Unpacks gaps minus one into ascending doc ids after `prev`. The low
@@ -634,18 +648,7 @@ impl<'a> Postings<'a> {
     pub fn decode_tfs(&self, b: usize, tfs: &mut [u32; BLOCK_LEN]) -> Result<(), BadPostings> {
         let mut pos = self.block_off(b);
         skip_pfor(self.blocks, &mut pos)?;
-        let run = PforRun::parse(self.blocks, pos)?;
-        if run.bits == 0 {
-            // Most frequencies are 1: the packed part is empty and every
-            // larger one is an exception (stored minus one).
-            tfs.fill(1);
-            return run.for_each_exception(|i, high| tfs[i] = high.wrapping_add(1));
-        }
-        run.values(&self.packer, tfs)?;
-        for t in tfs.iter_mut() {
-            *t = t.wrapping_add(1);
-        }
-        Ok(())
+        PforRun::parse(self.blocks, pos)?.frequencies(&self.packer, tfs)
     }
 
     fn decode_tail(

@@ -140,7 +140,7 @@ impl<'a> TermScorer<'a> {
             let whole_run = b % L2_BLOCKS == 0
                 && run_end - b == L2_BLOCKS
                 && p.last_doc(run_end - 1).is_some_and(|l| l < hi);
-            let last = if whole_run {
+            if whole_run {
                 match p.l2_impacts(b / L2_BLOCKS, &mut self.impacts) {
                     Ok(()) => best = best.max(self.weight.bound(&self.impacts)),
                     Err(e) => {
@@ -149,12 +149,10 @@ impl<'a> TermScorer<'a> {
                     }
                 }
                 b = run_end - 1;
-                p.last_doc(b)
             } else {
                 best = best.max(self.block_bound(b));
-                p.last_doc(b)
-            };
-            match last {
+            }
+            match p.last_doc(b) {
                 Some(last) if last < hi && b + 1 < self.nblocks => b += 1,
                 _ => return best,
             }

@@ -1,5 +1,5 @@
 //! Score-order top-k of a single term: a loop over the term's blocks
-//! straight into the inline queue ([`TopDocs`]) that skips, without
+//! straight into the inline queue ([`TopDocsSink`]) that skips, without
 //! scoring them, the blocks (and the runs of [`L2_BLOCKS`] blocks) whose
 //! best impact cannot beat the queue's floor.
 //!
@@ -16,49 +16,30 @@
 //! deletes, else their live documents (decoded, not scored); or nothing
 //! when the request allows a lower-bound total.
 
-use crate::collect::TopDocs;
+use crate::collect::{Sink, TopDocsSink};
 use crate::error::Result;
 use crate::format::postings::{BLOCK_LEN, BadPostings, Impact, L2_BLOCKS, Postings};
 use crate::query::bm25::TermWeight;
 use crate::query::plan::TermNode;
 use crate::read::LiveSegment;
 
-/// What one segment's run counted.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Counts {
-    /// Live matches counted (all of them when the total is exact).
-    pub total: u64,
-    /// Documents scored.
-    pub scored: u64,
-    /// Whether some match went uncounted (only with `exact_total` false).
-    pub lower_bound: bool,
-}
-
-/// Runs the single term `t` over `seg` into `top` (global doc numbers).
-pub fn run(
-    t: &TermNode,
-    seg: &LiveSegment,
-    top: &mut TopDocs,
-    exact_total: bool,
-) -> Result<Counts> {
+/// Runs the single term `t` over `seg` into `sink` (whose `base` is the
+/// segment's), counting and scoring through it.
+pub fn run(t: &TermNode, seg: &LiveSegment, sink: &mut TopDocsSink) -> Result<()> {
     let Some(info) = t.info(seg) else {
-        return Ok(Counts::default());
+        return Ok(());
     };
     let postings = seg.reader.postings(&info)?;
-    let norms = seg.reader.norms(t.field);
     Loop {
         postings,
         weight: &t.weight,
-        norms,
+        norms: seg.reader.norms(t.field),
         seg,
-        base: seg.base as u32,
-        exact_total,
-        counts: Counts::default(),
         impacts: Vec::new(),
         docs: [0; BLOCK_LEN],
         tfs: [0; BLOCK_LEN],
     }
-    .run(top)
+    .run(sink)
     .map_err(|e| seg.reader.bad(e))
 }
 
@@ -67,58 +48,51 @@ struct Loop<'a> {
     weight: &'a TermWeight,
     norms: Option<&'a [u8]>,
     seg: &'a LiveSegment,
-    base: u32,
-    exact_total: bool,
-    counts: Counts,
     impacts: Vec<Impact>,
     docs: [u32; BLOCK_LEN],
     tfs: [u32; BLOCK_LEN],
 }
 
 impl Loop<'_> {
-    fn run(mut self, top: &mut TopDocs) -> Result<Counts, BadPostings> {
+    fn run(mut self, sink: &mut TopDocsSink) -> Result<(), BadPostings> {
         let p = self.postings;
         let n = p.num_blocks();
         let mut b = 0;
         while b < n {
-            if let Some(floor) = top.floor().filter(|_| p.has_skip_data()) {
+            if let Some(floor) = sink.floor().filter(|_| p.has_skip_data()) {
                 // A whole second-level run first, from its start.
                 let g = b / L2_BLOCKS;
                 if b % L2_BLOCKS == 0 {
                     p.l2_impacts(g, &mut self.impacts)?;
-                    if self.bound() <= floor {
+                    if self.weight.bound(&self.impacts) <= floor {
                         let end = ((g + 1) * L2_BLOCKS).min(n);
                         for s in b..end {
-                            self.skip(s)?;
+                            self.skip(s, sink)?;
                         }
                         b = end;
                         continue;
                     }
                 }
                 p.block_impacts(b, &mut self.impacts)?;
-                if self.bound() <= floor {
-                    self.skip(b)?;
+                if self.weight.bound(&self.impacts) <= floor {
+                    self.skip(b, sink)?;
                     b += 1;
                     continue;
                 }
             }
-            self.score_block(b, top)?;
+            self.score_block(b, sink)?;
             b += 1;
         }
-        Ok(self.counts)
-    }
-
-    /// The best score the impacts in `self.impacts` allow.
-    fn bound(&self) -> f32 {
-        self.weight.bound(&self.impacts)
+        Ok(())
     }
 
     /// Counts block `b` without scoring it.
-    fn skip(&mut self, b: usize) -> Result<(), BadPostings> {
-        if !self.exact_total {
-            self.counts.lower_bound = true;
+    fn skip(&mut self, b: usize, sink: &mut TopDocsSink) -> Result<(), BadPostings> {
+        let len = self.postings.block_len(b);
+        if !sink.exact_total {
+            sink.dropped(len);
         } else if self.seg.deletes.is_none() {
-            self.counts.total += self.postings.block_len(b) as u64;
+            sink.count(len);
         } else {
             let len = self
                 .postings
@@ -127,13 +101,13 @@ impl Loop<'_> {
                 .iter()
                 .filter(|&&d| !self.seg.is_deleted(d))
                 .count();
-            self.counts.total += live as u64;
+            sink.count(live);
         }
         Ok(())
     }
 
-    /// Scores every live document of block `b` into `top`.
-    fn score_block(&mut self, b: usize, top: &mut TopDocs) -> Result<(), BadPostings> {
+    /// Scores every live document of block `b` into `sink`.
+    fn score_block(&mut self, b: usize, sink: &mut TopDocsSink) -> Result<(), BadPostings> {
         let p = self.postings;
         let len = p.decode_docs(b, &mut self.docs, &mut self.tfs)?;
         if p.is_packed(b) {
@@ -145,9 +119,8 @@ impl Loop<'_> {
                 continue;
             }
             let norm = self.norms.map_or(0, |n| n[doc as usize]);
-            top.offer(self.weight.score(self.tfs[i], norm), self.base + doc);
-            self.counts.total += 1;
-            self.counts.scored += 1;
+            sink.count(1);
+            sink.offer(doc, || self.weight.score(self.tfs[i], norm));
         }
         Ok(())
     }

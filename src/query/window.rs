@@ -58,6 +58,8 @@ pub struct Buffers {
     all: Vec<u32>,
     hits: Vec<u32>,
     tmp: Vec<u32>,
+    /// Per clause, where its part of a union window ends in its block.
+    ends: Vec<usize>,
 }
 
 impl Buffers {
@@ -67,32 +69,32 @@ impl Buffers {
     }
 }
 
-/// Runs `node` over `seg` into `sink`, with `buf` as scratch space.
-/// Returns `Ok(false)` without doing anything when the query's shape is
-/// not one this path handles.
-pub fn run<S: Sink>(
-    node: &Node,
-    seg: &LiveSegment,
-    sink: &mut S,
-    buf: &mut Buffers,
-) -> Result<bool> {
+/// Whether `node` has a shape this path runs: a term, or a boolean of
+/// terms.
+pub fn handles(node: &Node) -> bool {
+    match node {
+        Node::Bool(clauses) => clauses.iter().all(|(_, n)| matches!(n, Node::Term(_))),
+        Node::Empty | Node::Term(_) => true,
+    }
+}
+
+/// Runs `node` (a shape [`handles`] accepts) over `seg` into `sink`, with
+/// `buf` as scratch space.
+pub fn run<S: Sink>(node: &Node, seg: &LiveSegment, sink: &mut S, buf: &mut Buffers) -> Result<()> {
     let flat: Vec<(Occur, &TermNode)> = match node {
-        Node::Empty => return Ok(true),
+        Node::Empty => return Ok(()),
         Node::Term(t) => vec![(Occur::Must, t)],
-        Node::Bool(clauses) => {
-            let mut v = Vec::with_capacity(clauses.len());
-            for (o, n) in clauses {
-                match n {
-                    Node::Term(t) => v.push((*o, t)),
-                    _ => return Ok(false),
-                }
-            }
-            v
-        }
+        Node::Bool(clauses) => clauses
+            .iter()
+            .map(|(o, n)| match n {
+                Node::Term(t) => (*o, t),
+                _ => unreachable!("window::run on a shape it does not handle"),
+            })
+            .collect(),
     };
     let Some((cursors, occurs)) = daat::present_clauses(flat, |t| daat::term_scorer(t, seg))?
     else {
-        return Ok(true);
+        return Ok(());
     };
     let Roles {
         required,
@@ -105,7 +107,6 @@ pub fn run<S: Sink>(
         occurs,
         must_not,
         bounded: should.is_empty(),
-        offer: true,
         b: buf,
     };
     match (required.split_first(), should.as_slice()) {
@@ -115,7 +116,7 @@ pub fn run<S: Sink>(
     }
     match ex.cursors.iter().find_map(|c| c.error()) {
         Some(e) => Err(seg.reader.bad(e)),
-        None => Ok(true),
+        None => Ok(()),
     }
 }
 
@@ -128,9 +129,6 @@ struct Exec<'a, 'b> {
     /// Whether a window's best score is the sum of its required clauses'
     /// bounds (no optional clause adds to it).
     bounded: bool,
-    /// Whether the current window's matches are offered (else its best
-    /// score cannot beat the sink's floor and they are only counted).
-    offer: bool,
     b: &'b mut Buffers,
 }
 
@@ -151,9 +149,10 @@ impl Exec<'_, '_> {
     }
 
     /// Hands the window's `matches` to the sink: excluded documents
-    /// removed, live ones counted, those that may compete offered. The
-    /// scoring clauses must not have moved past the first match.
-    fn finish<S: Sink>(&mut self, sink: &mut S) {
+    /// removed, live ones counted, and, with `offer`, those that may
+    /// compete offered. The scoring clauses must not have moved past the
+    /// first match.
+    fn finish<S: Sink>(&mut self, sink: &mut S, offer: bool) {
         if self.b.matches.is_empty() {
             // Most stretches of a selective conjunction.
             return;
@@ -165,7 +164,7 @@ impl Exec<'_, '_> {
                 .retain(|&d| must_not.iter().all(|&i| cursors[i].seek(d) != d));
         }
         sink.count(self.live_matches());
-        if !self.offer {
+        if !offer {
             return;
         }
         sink.filter(&mut self.b.matches);
@@ -264,41 +263,44 @@ impl Exec<'_, '_> {
                 }
             };
             let n = count_below(docs, end);
-            let next = self.cursors[lead].pos() + n;
             let hi = docs[n - 1];
-            self.b.matches.clear();
-            self.b.matches.extend_from_slice(&docs[..n]);
             // A window whose best score cannot beat the sink's floor is
             // only counted, or, when the total may be a lower bound, not
             // even intersected.
-            self.offer = match sink.floor() {
+            let offer = match sink.floor() {
                 Some(floor) if self.bounded => self.bound_within(first, hi) > floor,
                 _ => true,
             };
-            if !self.offer && sink.prefilter() {
+            let lead_cursor = &self.cursors[lead];
+            let next = lead_cursor.pos() + n;
+            if !offer && sink.prefilter() {
                 sink.dropped(n);
-                self.cursors[lead].move_to(next);
-                continue;
-            }
-            if others.is_empty() {
-                self.finish(sink);
             } else {
-                self.confirm(others, sink);
+                self.b.matches.clear();
+                self.b
+                    .matches
+                    .extend_from_slice(&lead_cursor.block_rest()[..n]);
+                if others.is_empty() {
+                    self.finish(sink, offer);
+                } else {
+                    self.confirm(others, sink, offer);
+                }
             }
             // Scoring moved the lead forward inside the window only.
             self.cursors[lead].move_to(next);
         }
     }
 
-    /// Offers the `matches` that every clause of `others` (cheapest first)
-    /// also matches. The first of them is intersected in bulk, a stretch
+    /// Offers (with `offer`; else only counts) the `matches` that every
+    /// clause of `others` (cheapest first) also matches. The first of them
+    /// is intersected in bulk, a stretch
     /// of its current block at a time. With no further clause, the
     /// stretch's matches go to [`Self::finish`]; otherwise the sink's
     /// filter may thin them first (when the total may be a lower bound),
     /// and the rest of the clauses, which then see few candidates, confirm
     /// them by forward seeks, each match offered as soon as it is
     /// confirmed, while every clause still sits at or before it.
-    fn confirm<S: Sink>(&mut self, others: &[usize], sink: &mut S) {
+    fn confirm<S: Sink>(&mut self, others: &[usize], sink: &mut S, offer: bool) {
         let Some((&next, rest)) = others.split_first() else {
             return;
         };
@@ -326,7 +328,7 @@ impl Exec<'_, '_> {
             }
             from = to;
             if rest.is_empty() {
-                self.finish(sink);
+                self.finish(sink, offer);
                 continue;
             }
             if sink.prefilter() {
@@ -346,7 +348,7 @@ impl Exec<'_, '_> {
                     continue;
                 }
                 sink.count(1);
-                if self.offer {
+                if offer {
                     let (cursors, occurs) = (&mut self.cursors, &self.occurs);
                     sink.offer(doc, || Self::score(cursors, occurs, doc));
                 }
@@ -363,7 +365,9 @@ impl Exec<'_, '_> {
     /// lower bound, not at all. Otherwise the window is merged in full.
     fn union<S: Sink>(&mut self, should: &[usize], sink: &mut S) {
         let mut bits = [0u64; WORDS + 1];
-        let mut ends = vec![0usize; self.cursors.len()];
+        let mut ends = std::mem::take(&mut self.b.ends);
+        ends.clear();
+        ends.resize(self.cursors.len(), 0);
         loop {
             let start = should
                 .iter()
@@ -461,7 +465,7 @@ impl Exec<'_, '_> {
                     );
                     std::mem::swap(&mut self.b.matches, &mut self.b.tmp);
                 }
-                self.finish(sink);
+                self.finish(sink, true);
             }
             for &i in should {
                 if self.cursors[i].doc() != NO_MORE {
@@ -469,6 +473,7 @@ impl Exec<'_, '_> {
                 }
             }
         }
+        self.b.ends = ends;
     }
 }
 
