@@ -46,5 +46,5 @@ pub use document::{Document, Value};
 pub use error::{Error, Result};
 pub use query::{Occur, Operator, Query};
 pub use schema::{FieldDef, FieldFlags, FieldId, FieldType, Schema};
-pub use searcher::{ExecMode, Hits, SearchOptions, SearchRequest, Searcher};
+pub use searcher::{ExecMode, Hits, SearchOptions, SearchRequest, Searcher, Switch, TotalMode};
 pub use write::{IndexWriter, WriterConfig};

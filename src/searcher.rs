@@ -5,7 +5,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::collect::{
-    Hit, Sink, SortCollector, SortKey, SortSpec, TopDocs, TopDocsSink, Window, compare_values,
+    Hit, Sink, SortCollector, SortKey, SortSpec, Tally, TopDocs, TopDocsSink, Window,
+    compare_values,
 };
 use crate::document::Value;
 use crate::error::{Error, Result};
@@ -15,7 +16,7 @@ use crate::read::{LiveSegment, Snapshot};
 use crate::schema::{FieldId, Schema};
 
 /// Which execution path answers a search.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ExecMode {
     /// The fastest path that applies: for sorted search, window-at-a-time
     /// over flat queries (a term, or a boolean of terms); in score order,
@@ -23,6 +24,7 @@ pub enum ExecMode {
     /// ([`crate::query::term_topk`]) and window-at-a-time with window
     /// skipping (conjunctions) or MaxScore (disjunctions) for flat
     /// booleans; otherwise document-at-a-time.
+    #[default]
     Auto,
     /// The exhaustive oracle: evaluate every matching document.
     Exhaustive,
@@ -43,34 +45,130 @@ impl ExecMode {
     }
 }
 
-/// Options of a searcher: the execution-path switches.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SearchOptions {
-    /// The execution path.
-    pub exec: ExecMode,
+/// A kill switch of one fast path: `Auto` runs it wherever it applies,
+/// `Off` sends its queries document-at-a-time instead (with identical
+/// results).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Switch {
+    /// Use the path where it applies.
+    #[default]
+    Auto,
+    /// Never use the path.
+    Off,
 }
 
-impl Default for SearchOptions {
-    fn default() -> Self {
-        SearchOptions {
-            exec: ExecMode::Auto,
-        }
+impl Switch {
+    /// Parses `auto` or `off`.
+    pub fn from_name(s: &str) -> Option<Switch> {
+        Some(match s {
+            "auto" => Switch::Auto,
+            "off" => Switch::Off,
+            _ => return None,
+        })
     }
 }
 
+/// Options of a searcher: the execution-path switches.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SearchOptions {
+    /// The execution path; the master switch over the three below.
+    pub exec: ExecMode,
+    /// Single terms block at a time, skipping blocks by their impacts
+    /// (`QUARRY_TERM_TOPK`).
+    pub term_topk: Switch,
+    /// Disjunctions (booleans without a required clause) window at a time
+    /// with block-max MaxScore (`QUARRY_BLOCK_MAX_OR`).
+    pub block_max_or: Switch,
+    /// Conjunctions (booleans with a required clause) window at a time,
+    /// intersected in bulk, with per-window and per-candidate bounds
+    /// (`QUARRY_BULK_AND`).
+    pub bulk_and: Switch,
+}
+
 impl SearchOptions {
-    /// Defaults overridden by the environment: `QUARRY_EXEC=auto|exhaustive|daat`.
-    /// An unrecognised value is ignored (the default stays).
+    /// Defaults overridden by the environment:
+    /// `QUARRY_EXEC=auto|exhaustive|daat` and `QUARRY_TERM_TOPK`,
+    /// `QUARRY_BLOCK_MAX_OR`, `QUARRY_BULK_AND` `=auto|off`. An
+    /// unrecognised value is ignored (the default stays).
     pub fn from_env() -> SearchOptions {
+        fn var<T>(name: &str, parse: fn(&str) -> Option<T>) -> Option<T> {
+            std::env::var(name).ok().as_deref().and_then(parse)
+        }
         let mut o = SearchOptions::default();
-        if let Some(m) = std::env::var("QUARRY_EXEC")
-            .ok()
-            .as_deref()
-            .and_then(ExecMode::from_name)
-        {
+        if let Some(m) = var("QUARRY_EXEC", ExecMode::from_name) {
             o.exec = m;
         }
+        for (name, switch) in [
+            ("QUARRY_TERM_TOPK", &mut o.term_topk),
+            ("QUARRY_BLOCK_MAX_OR", &mut o.block_max_or),
+            ("QUARRY_BULK_AND", &mut o.bulk_and),
+        ] {
+            if let Some(v) = var(name, Switch::from_name) {
+                *switch = v;
+            }
+        }
         o
+    }
+}
+
+/// How many matches a search counts ([`Hits::total_hits`]).
+///
+/// The default is `AtLeast(1000)`, Lucene's default threshold: a host that
+/// shows "N results" gets the exact number whenever fewer than a thousand
+/// documents match, and "1000+ results" (a lower bound, flagged by
+/// [`Hits::total_is_exact`]) otherwise, while the search is free to skip
+/// what cannot enter the results once the thousand are counted. `Exact`
+/// costs a visit of every match (without scoring those that cannot
+/// compete); `LowerBound` counts only what a path happens to see.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TotalMode {
+    /// Count every match.
+    Exact,
+    /// Count what is seen; the total is a lower bound when anything was
+    /// skipped.
+    LowerBound,
+    /// Count exactly up to this many matches, then as `LowerBound`: an
+    /// inexact total is at least this.
+    AtLeast(u64),
+}
+
+impl Default for TotalMode {
+    fn default() -> Self {
+        TotalMode::AtLeast(TotalMode::DEFAULT_THRESHOLD)
+    }
+}
+
+impl TotalMode {
+    /// The threshold of the default mode.
+    pub const DEFAULT_THRESHOLD: u64 = 1000;
+
+    /// Parses `exact`, `lower-bound` or a number N (`AtLeast(N)`).
+    pub fn from_name(s: &str) -> Option<TotalMode> {
+        Some(match s {
+            "exact" => TotalMode::Exact,
+            "lower-bound" => TotalMode::LowerBound,
+            n => TotalMode::AtLeast(n.parse().ok()?),
+        })
+    }
+
+    /// The number of matches counted exactly: `u64::MAX` for `Exact`, 0
+    /// for `LowerBound`.
+    pub fn threshold(self) -> u64 {
+        match self {
+            TotalMode::Exact => u64::MAX,
+            TotalMode::LowerBound => 0,
+            TotalMode::AtLeast(n) => n,
+        }
+    }
+
+    /// The mode counting exactly up to `threshold` (the inverse of
+    /// [`Self::threshold`]).
+    pub fn from_threshold(threshold: u64) -> TotalMode {
+        match threshold {
+            u64::MAX => TotalMode::Exact,
+            0 => TotalMode::LowerBound,
+            n => TotalMode::AtLeast(n),
+        }
     }
 }
 
@@ -83,21 +181,27 @@ pub struct SearchRequest {
     pub limit: usize,
     /// The order; `None` is score descending, doc ascending.
     pub sort: Option<SortSpec>,
-    /// Count every match exactly. When false, a path may skip documents
-    /// that cannot enter the results, and `Hits::total_hits` is then a lower
-    /// bound (flagged by `Hits::total_is_exact`).
-    pub exact_total: bool,
+    /// How many matches are counted. A path may skip documents that cannot
+    /// enter the results once the mode allows it; `Hits::total_hits` is
+    /// then a lower bound (flagged by `Hits::total_is_exact`).
+    pub total: TotalMode,
 }
 
 impl SearchRequest {
-    /// The best `limit` hits by score.
+    /// The best `limit` hits by score, counted by the default [`TotalMode`].
     pub fn top(limit: usize) -> SearchRequest {
         SearchRequest {
             offset: 0,
             limit,
             sort: None,
-            exact_total: true,
+            total: TotalMode::default(),
         }
+    }
+
+    /// This request with another total mode.
+    pub fn with_total(mut self, total: TotalMode) -> SearchRequest {
+        self.total = total;
+        self
     }
 }
 
@@ -203,48 +307,17 @@ impl Searcher {
     /// Runs `query`.
     pub fn search(&self, query: &Query, req: &SearchRequest) -> Result<Hits> {
         let node = plan::compile(query, &self.snap)?;
+        let tally = Tally::new(req.total.threshold());
         if let Some(spec) = req.sort.as_ref().filter(|s| !s.is_score_order()) {
-            return self.search_sorted(&node, req, spec);
+            return self.search_sorted(&node, req, spec, tally);
         }
         let want = req.offset.saturating_add(req.limit);
         let mut top = TopDocs::new(want.min(self.snap.max_doc() as usize));
-        let mut sink = TopDocsSink::new(&mut top, req.exact_total);
-        match (self.options.exec, &node) {
-            (ExecMode::Auto, Node::Term(t)) => {
-                for seg in self.snap.segments() {
-                    sink.base = seg.base as u32;
-                    term_topk::run(t, seg, &mut sink)?;
-                }
-            }
-            (ExecMode::Auto, Node::Bool(_)) if window::handles(&node) => {
-                let mut buf = window::Buffers::new();
-                for seg in self.snap.segments() {
-                    sink.base = seg.base as u32;
-                    window::run(&node, seg, &mut sink, &mut buf)?;
-                }
-            }
-            (ExecMode::Exhaustive, _) => {
-                for seg in self.snap.segments() {
-                    sink.base = seg.base as u32;
-                    for (doc, score) in exhaustive::evaluate(&node, seg)? {
-                        if !seg.is_deleted(doc) {
-                            sink.count(1);
-                            sink.offer(doc, || score);
-                        }
-                    }
-                }
-            }
-            (ExecMode::Auto | ExecMode::Daat, _) => {
-                for seg in self.snap.segments() {
-                    sink.base = seg.base as u32;
-                    daat::for_each_match(&node, seg, |doc, s| {
-                        sink.count(1);
-                        sink.offer(doc, || s.score());
-                    })?;
-                }
-            }
-        }
-        let (total, exact, scored) = (sink.total, !sink.lower_bound, sink.scored);
+        let mut sink = TopDocsSink::new(&mut top, tally);
+        self.drive(&node, true, &mut sink, |sink, seg| {
+            sink.base = seg.base as u32
+        })?;
+        let (tally, scored) = (sink.tally, sink.scored);
         let hits = top
             .into_sorted()
             .into_iter()
@@ -264,17 +337,77 @@ impl Searcher {
             .collect();
         Ok(Hits {
             hits,
-            total_hits: total,
-            total_is_exact: exact,
+            total_hits: tally.total(),
+            total_is_exact: tally.is_exact(),
             scored_docs: scored,
         })
     }
 
+    /// The path that runs `node` in every segment (`score_order`: the sink
+    /// orders by score alone).
+    fn path(&self, node: &Node, score_order: bool) -> Route {
+        let o = &self.options;
+        match o.exec {
+            ExecMode::Exhaustive => Route::Exhaustive,
+            ExecMode::Daat => Route::Daat,
+            ExecMode::Auto => {
+                let (switch, path) = match window::shape(node) {
+                    None => return Route::Daat,
+                    Some(window::Shape::Term) if score_order => (o.term_topk, Route::Term),
+                    Some(window::Shape::Term) => (o.term_topk, Route::Window),
+                    Some(window::Shape::Conjunction) => (o.bulk_and, Route::Window),
+                    Some(window::Shape::Disjunction) => (o.block_max_or, Route::Window),
+                };
+                if switch == Switch::Auto {
+                    path
+                } else {
+                    Route::Daat
+                }
+            }
+        }
+    }
+
+    /// The one loop over the snapshot's segments: `enter` tells the sink
+    /// which segment follows, then the chosen path feeds it that segment's
+    /// matches.
+    fn drive<'s, S: Sink>(
+        &'s self,
+        node: &Node,
+        score_order: bool,
+        sink: &mut S,
+        mut enter: impl FnMut(&mut S, &'s LiveSegment),
+    ) -> Result<()> {
+        let path = self.path(node, score_order);
+        let mut buf = window::Buffers::new();
+        for seg in self.snap.segments() {
+            enter(sink, seg);
+            match (path, node) {
+                (Route::Term, Node::Term(t)) => term_topk::run(t, seg, sink)?,
+                (Route::Term | Route::Window, _) => window::run(node, seg, sink, &mut buf)?,
+                (Route::Daat, _) => daat::run(node, seg, sink)?,
+                (Route::Exhaustive, _) => {
+                    for (doc, score) in exhaustive::evaluate(node, seg)? {
+                        if !seg.is_deleted(doc) {
+                            sink.count(1);
+                            sink.offer(doc, || score);
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Sorted search. The exhaustive path collects every match with its
     /// sort values and sorts them (the oracle); the others run the
-    /// [`SortCollector`], fed window at a time (`query::window`) where the
-    /// query's shape allows, else by document-at-a-time iterators.
-    fn search_sorted(&self, node: &Node, req: &SearchRequest, spec: &SortSpec) -> Result<Hits> {
+    /// [`SortCollector`].
+    fn search_sorted(
+        &self,
+        node: &Node,
+        req: &SearchRequest,
+        spec: &SortSpec,
+        tally: Tally,
+    ) -> Result<Hits> {
         for r in &spec.rules {
             if let SortKey::Field(f) = r.key {
                 let def = self.schema().get(f).ok_or_else(|| {
@@ -288,81 +421,31 @@ impl Searcher {
                 }
             }
         }
-        if self.options.exec != ExecMode::Exhaustive {
-            return self.search_sort_collector(node, req, spec);
+        if self.options.exec == ExecMode::Exhaustive {
+            let mut all = CollectAll {
+                spec,
+                keep_score: spec.rules.iter().any(|r| r.key == SortKey::Score),
+                seg: None,
+                hits: Vec::new(),
+            };
+            self.drive(node, false, &mut all, |all, seg| all.seg = Some(seg))?;
+            let mut all = all.hits;
+            let total = all.len() as u64;
+            all.sort_by(|a, b| compare_hits(spec, a, b));
+            let hits = all.into_iter().skip(req.offset).take(req.limit).collect();
+            return Ok(Hits {
+                hits,
+                total_hits: total,
+                total_is_exact: true,
+                scored_docs: total,
+            });
         }
-        // Without a score rule no path reports a score (the collector never
-        // computes one), so every path returns the same hits, bit for bit.
-        let keep_score = spec.rules.iter().any(|r| r.key == SortKey::Score);
-        let mut all: Vec<Hit> = Vec::new();
-        for seg in self.snap.segments() {
-            for (doc, score) in exhaustive::evaluate(node, seg)? {
-                let score = if keep_score { score } else { 0.0 };
-                if !seg.is_deleted(doc) {
-                    let global = seg.base + u64::from(doc);
-                    all.push(Hit {
-                        doc: global,
-                        score,
-                        sort_values: sort_values(spec, seg, doc, global, score),
-                    });
-                }
-            }
-        }
-        let total = all.len() as u64;
-        all.sort_by(|a, b| compare_hits(spec, a, b));
-        let hits = all.into_iter().skip(req.offset).take(req.limit).collect();
-        Ok(Hits {
-            hits,
-            total_hits: total,
-            total_is_exact: true,
-            scored_docs: total,
-        })
-    }
-
-    fn search_sort_collector(
-        &self,
-        node: &Node,
-        req: &SearchRequest,
-        spec: &SortSpec,
-    ) -> Result<Hits> {
         let want = req
             .offset
             .saturating_add(req.limit)
             .min(self.snap.max_doc() as usize);
-        let mut c = SortCollector::new(spec, self.schema(), want, !req.exact_total);
-        let mut buf = window::Buffers::new();
-        let windowed = self.options.exec == ExecMode::Auto && window::handles(node);
-        for seg in self.snap.segments() {
-            c.set_segment(seg);
-            if windowed {
-                window::run(node, seg, &mut c, &mut buf)?;
-                continue;
-            }
-            let Some(mut s) = daat::scorer(node, seg)? else {
-                continue;
-            };
-            let mut doc = s.doc();
-            let mut window_end = 0;
-            while doc != daat::NO_MORE {
-                if doc >= window_end {
-                    match c.window(doc) {
-                        Window::Take(end) => window_end = end,
-                        Window::Skip(end) => {
-                            doc = s.seek(end);
-                            continue;
-                        }
-                    }
-                }
-                if !seg.is_deleted(doc) {
-                    c.count(1);
-                    c.offer(doc, || s.score());
-                }
-                doc = s.advance();
-            }
-            if let Some(e) = s.error() {
-                return Err(seg.reader.bad(e));
-            }
-        }
+        let mut c = SortCollector::new(spec, self.schema(), want, tally);
+        self.drive(node, false, &mut c, |c, seg| c.set_segment(seg))?;
         let (total, exact, scored) = (c.total(), c.total_is_exact(), c.scored());
         Ok(Hits {
             hits: c.into_hits(req.offset),
@@ -370,6 +453,56 @@ impl Searcher {
             total_is_exact: exact,
             scored_docs: scored,
         })
+    }
+}
+
+/// How every segment of a search is run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Route {
+    /// A single term in score order, block by block ([`term_topk`]).
+    Term,
+    /// Window at a time ([`window`]).
+    Window,
+    /// Document-at-a-time iterators ([`daat`]).
+    Daat,
+    /// The oracle ([`exhaustive`]).
+    Exhaustive,
+}
+
+/// The sorted oracle's sink: every match with its sort values (sorted
+/// afterwards). Without a score rule no path reports a score (the
+/// collector never computes one), so the hits are the same bits.
+struct CollectAll<'s> {
+    spec: &'s SortSpec,
+    keep_score: bool,
+    seg: Option<&'s LiveSegment>,
+    hits: Vec<Hit>,
+}
+
+impl Sink for CollectAll<'_> {
+    fn window(&mut self, _start: u32) -> Window {
+        Window::Take(u32::MAX)
+    }
+
+    fn prefilter(&self) -> bool {
+        false
+    }
+
+    fn filter(&self, _docs: &mut Vec<u32>) {}
+
+    fn dropped(&mut self, _n: usize) {}
+
+    fn count(&mut self, _n: usize) {}
+
+    fn offer(&mut self, doc: u32, mut score: impl FnMut() -> f32) {
+        let seg = self.seg.expect("a segment is entered before its matches");
+        let score = if self.keep_score { score() } else { 0.0 };
+        let global = seg.base + u64::from(doc);
+        self.hits.push(Hit {
+            doc: global,
+            score,
+            sort_values: sort_values(self.spec, seg, doc, global, score),
+        });
     }
 }
 

@@ -276,7 +276,7 @@ fn read_all(dir: &Path, f: &Fields) -> Result<()> {
             offset: 0,
             limit: 5,
             sort: Some(spec),
-            exact_total: true,
+            total: quarry::TotalMode::Exact,
         },
     )?;
     for d in 0..s.max_doc() {

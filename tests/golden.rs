@@ -127,7 +127,7 @@ fn results(dir: &Path) -> String {
                 offset: 3,
                 limit: 4,
                 sort: Some(spec),
-                exact_total: true,
+                total: quarry::TotalMode::Exact,
             },
         )
         .unwrap();

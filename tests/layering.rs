@@ -112,6 +112,8 @@ fn capi_uses_only_the_public_api() {
         "SearchOptions",
         "SearchRequest",
         "Searcher",
+        "Switch",
+        "TotalMode",
         "SortKey",
         "SortRule",
         "SortSpec",

@@ -326,7 +326,10 @@ fn check(
             .collect();
         let query = to_query(&q, body, tag);
         for exec in [ExecMode::Exhaustive, ExecMode::Daat, ExecMode::Auto] {
-            let s = searcher.clone().with_options(SearchOptions { exec });
+            let s = searcher.clone().with_options(SearchOptions {
+                exec,
+                ..SearchOptions::default()
+            });
             let hits = s
                 .search(
                     &query,
@@ -334,7 +337,7 @@ fn check(
                         offset,
                         limit: k,
                         sort: None,
-                        exact_total: true,
+                        total: TotalMode::Exact,
                     },
                 )
                 .unwrap();
@@ -532,16 +535,23 @@ fn score_order_skips_blocks_and_returns_the_same_bits() {
             let s = Searcher::open(dir.path()).unwrap();
             for (q, must_skip) in &queries {
                 for (k, offset) in [(1, 0), (10, 0), (10, 5), (150, 0)] {
-                    for exact_total in [true, false] {
+                    for mode in [
+                        TotalMode::Exact,
+                        TotalMode::LowerBound,
+                        TotalMode::AtLeast(40),
+                    ] {
                         let req = SearchRequest {
                             offset,
                             limit: k,
                             sort: None,
-                            exact_total,
+                            total: mode,
                         };
                         let run = |exec| {
                             s.clone()
-                                .with_options(SearchOptions { exec })
+                                .with_options(SearchOptions {
+                                    exec,
+                                    ..SearchOptions::default()
+                                })
                                 .search(q, &req)
                                 .unwrap()
                         };
@@ -550,7 +560,7 @@ fn score_order_skips_blocks_and_returns_the_same_bits() {
                             h.hits.iter().map(|h| (h.doc, h.score.to_bits())).collect()
                         };
                         let ctx = format!(
-                            "{q:?} k {k} offset {offset} exact {exact_total} deletes {w_deletes}"
+                            "{q:?} k {k} offset {offset} total {mode:?} deletes {w_deletes}"
                         );
                         assert_eq!(bits(&got), bits(&want), "{ctx}");
                         if k <= 10 && *must_skip {
@@ -562,16 +572,20 @@ fn score_order_skips_blocks_and_returns_the_same_bits() {
                                 "blocks were skipped: {ctx}"
                             );
                         }
-                        if exact_total {
+                        assert!(want.total_is_exact, "{ctx}");
+                        if mode == TotalMode::Exact {
                             assert!(got.total_is_exact, "{ctx}");
                             assert_eq!(got.total_hits, want.total_hits, "{ctx}");
                         } else {
-                            // A lower bound may still be the exact count.
+                            // A lower bound may still be the exact count,
+                            // and counts at least the threshold's matches.
                             assert!(got.total_hits <= want.total_hits, "{ctx}");
                             assert!(
                                 !got.total_is_exact || got.total_hits == want.total_hits,
                                 "{ctx}"
                             );
+                            let floor = mode.threshold().min(want.total_hits);
+                            assert!(got.total_hits >= floor, "{ctx}");
                         }
                     }
                 }

@@ -110,12 +110,15 @@ fn check(
     let s = Searcher::open(dir).unwrap();
     let exhaustive = s.clone().with_options(SearchOptions {
         exec: ExecMode::Exhaustive,
+        ..SearchOptions::default()
     });
     let auto = s.clone().with_options(SearchOptions {
         exec: ExecMode::Auto,
+        ..SearchOptions::default()
     });
     let daat = s.clone().with_options(SearchOptions {
         exec: ExecMode::Daat,
+        ..SearchOptions::default()
     });
     let id_of: HashMap<u64, usize> = (0..s.max_doc())
         .map(|d| (d, s.stored(d).unwrap()[0].1.as_i64().unwrap() as usize))
@@ -170,14 +173,15 @@ fn check(
                 a.0.cmp(&b.0)
             });
             let needs_score = spec.rules.iter().any(|r| r.key == SortKey::Score);
-            for (&(offset, limit), exact_total) in
-                pages.iter().flat_map(|p| [(p, true), (p, false)])
+            for (&(offset, limit), total) in pages
+                .iter()
+                .flat_map(|p| [(p, TotalMode::Exact), (p, TotalMode::LowerBound)])
             {
                 let req = SearchRequest {
                     offset,
                     limit,
                     sort: Some(spec.clone()),
-                    exact_total,
+                    total,
                 };
                 let expect: Vec<_> = want.iter().skip(offset).take(limit).collect();
                 for (name, searcher) in [
@@ -199,7 +203,7 @@ fn check(
                         let want_score = if needs_score { e.1 } else { 0.0 };
                         assert_eq!(g.score.to_bits(), want_score.to_bits(), "{ctx}");
                     }
-                    assert!(got.total_is_exact || !exact_total, "{ctx}");
+                    assert!(got.total_is_exact || total != TotalMode::Exact, "{ctx}");
                     if got.total_is_exact {
                         assert_eq!(got.total_hits, all.total_hits, "{ctx}");
                     } else {
@@ -367,7 +371,7 @@ fn blocks_that_cannot_compete_are_skipped_and_the_total_says_so() {
                 offset: 0,
                 limit: 10,
                 sort: Some(asc.clone()),
-                exact_total: false,
+                total: TotalMode::LowerBound,
             },
         )
         .unwrap();

@@ -317,7 +317,7 @@ impl Engines {
             offset: 0,
             limit: TOP_K,
             sort: Some(spec),
-            exact_total: false,
+            total: quarry::TotalMode::LowerBound,
         }
     }
 

@@ -10,7 +10,7 @@ use super::{
     Failure, Handle, check_out, free_handle, guard, guard_value, handle_mut, handle_ref,
     into_handle, write_out,
 };
-use crate::{ExecMode, SearchOptions, SearchRequest, Searcher};
+use crate::{ExecMode, SearchOptions, SearchRequest, Searcher, TotalMode};
 use std::ffi::c_char;
 
 /// A searcher over one committed snapshot of an index. It never changes:
@@ -266,7 +266,11 @@ pub unsafe extern "C" fn quarry_searcher_search_flags(
             offset,
             limit,
             sort: spec,
-            exact_total: flags & QUARRY_SEARCH_TOTAL_LOWER_BOUND == 0,
+            total: if flags & QUARRY_SEARCH_TOTAL_LOWER_BOUND == 0 {
+                TotalMode::Exact
+            } else {
+                TotalMode::LowerBound
+            },
         };
         let hits = searcher.search(&q, &req)?;
         let handle = new_hits(searcher.clone(), hits, rules);

@@ -12,6 +12,60 @@ pub use topdocs::{TopDocs, TopDocsSink, score_key};
 /// grows while it fills, and allocates nothing once full.
 const RESERVE_HITS: usize = 4096;
 
+/// How many matches a search counts: every one, only those a path sees,
+/// or every one up to a threshold. The searcher's `TotalMode` maps onto
+/// it; the collectors hold one and the loops ask it (through
+/// [`Sink::prefilter`]) whether uncounted documents may be skipped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tally {
+    /// Matches counted.
+    total: u64,
+    /// Count every match while `total` is below this (`u64::MAX`: always;
+    /// 0: never required).
+    threshold: u64,
+    /// Whether some match went uncounted.
+    inexact: bool,
+}
+
+impl Tally {
+    /// A tally that counts exactly until `threshold` matches are counted.
+    pub fn new(threshold: u64) -> Tally {
+        Tally {
+            total: 0,
+            threshold,
+            inexact: false,
+        }
+    }
+
+    /// Whether documents may now go uncounted.
+    #[inline]
+    pub fn may_skip(&self) -> bool {
+        self.total >= self.threshold
+    }
+
+    /// `n` more matches.
+    #[inline]
+    pub fn count(&mut self, n: usize) {
+        self.total += n as u64;
+    }
+
+    /// `n` documents went uncounted.
+    #[inline]
+    pub fn dropped(&mut self, n: usize) {
+        self.inexact |= n > 0;
+    }
+
+    /// Matches counted.
+    pub fn total(&self) -> u64 {
+        self.total
+    }
+
+    /// Whether [`Self::total`] is every match.
+    pub fn is_exact(&self) -> bool {
+        !self.inexact
+    }
+}
+
 /// A [`Sink`]'s answer for the documents from a window's start on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Window {

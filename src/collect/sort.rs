@@ -26,7 +26,7 @@
 
 use std::cmp::Ordering;
 
-use crate::collect::{Hit, RESERVE_HITS, Sink, SortKey, SortSpec, Window};
+use crate::collect::{Hit, RESERVE_HITS, Sink, SortKey, SortSpec, Tally, Window};
 use crate::document::Value;
 use crate::format::ords;
 use crate::read::{LiveSegment, SortColumn};
@@ -266,24 +266,20 @@ pub struct SortCollector<'a> {
     /// Whether some kept hit has a between-ords key; until one does, keys
     /// alone order the heap (see [`compare`]).
     between: bool,
-    may_skip: bool,
-    total: u64,
+    tally: Tally,
     scored: u64,
-    skipped_blocks: u64,
-    /// Documents rejected by ord before they were known to match.
-    dropped_docs: u64,
 }
 
 impl<'a> SortCollector<'a> {
     /// A collector for `spec` keeping `capacity` hits. `spec`'s field rules
-    /// must name sortable fields of `schema` (checked by the caller). With
-    /// `may_skip`, [`Sink::window`] may skip blocks (and the total
+    /// must name sortable fields of `schema` (checked by the caller). Once
+    /// `tally` allows it, [`Sink::window`] may skip blocks (and the total
     /// becomes a lower bound).
     pub fn new(
         spec: &SortSpec,
         schema: &Schema,
         capacity: usize,
-        may_skip: bool,
+        tally: Tally,
     ) -> SortCollector<'a> {
         let mut rules = Vec::new();
         for r in &spec.rules {
@@ -329,11 +325,8 @@ impl<'a> SortCollector<'a> {
             bottom_score: 0.0,
             accepted: None,
             between: false,
-            may_skip,
-            total: 0,
+            tally,
             scored: 0,
-            skipped_blocks: 0,
-            dropped_docs: 0,
             rules,
         }
     }
@@ -589,13 +582,13 @@ impl<'a> SortCollector<'a> {
 
     /// Matching documents offered (all of them, unless blocks were skipped).
     pub fn total(&self) -> u64 {
-        self.total
+        self.tally.total()
     }
 
     /// Whether [`Self::total`] is exact (no block or document was skipped
     /// before it was known to match).
     pub fn total_is_exact(&self) -> bool {
-        self.skipped_blocks == 0 && self.dropped_docs == 0
+        self.tally.is_exact()
     }
 
     /// Scores computed.
@@ -648,7 +641,7 @@ impl Sink for SortCollector<'_> {
         let Some(a) = self.actions.first().and_then(Action::ord) else {
             return Window::Take(u32::MAX);
         };
-        if !self.may_skip {
+        if !self.tally.may_skip() {
             return Window::Take(u32::MAX);
         }
         let block = start as usize / ords::ORD_BLOCK;
@@ -664,7 +657,7 @@ impl Sink for SortCollector<'_> {
             a.key_of_ord(if a.flip == 0 { lo } else { hi }) <= self.bottom_key(0)
         };
         if !competitive(block) {
-            self.skipped_blocks += 1;
+            self.tally.dropped(1);
             return Window::Skip(end_of(block));
         }
         // Take the run of blocks that can compete now, up to a bound, so
@@ -679,7 +672,7 @@ impl Sink for SortCollector<'_> {
 
     #[inline]
     fn prefilter(&self) -> bool {
-        self.may_skip
+        self.tally.may_skip()
     }
 
     fn filter(&self, docs: &mut Vec<u32>) {
@@ -695,12 +688,12 @@ impl Sink for SortCollector<'_> {
 
     #[inline]
     fn dropped(&mut self, n: usize) {
-        self.dropped_docs += n as u64;
+        self.tally.dropped(n);
     }
 
     #[inline]
     fn count(&mut self, n: usize) {
-        self.total += n as u64;
+        self.tally.count(n);
     }
 
     #[inline]

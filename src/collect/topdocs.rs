@@ -6,7 +6,7 @@
 //! integer compare. The queue is a binary min-heap of fixed capacity that
 //! allocates nothing once full; its root is the worst kept hit (the floor).
 
-use crate::collect::{RESERVE_HITS, Sink, Window};
+use crate::collect::{RESERVE_HITS, Sink, Tally, Window};
 
 /// Maps an `f32` to a `u32` with the same order (for non-NaN values).
 #[inline]
@@ -43,26 +43,20 @@ pub struct TopDocsSink<'a> {
     pub top: &'a mut TopDocs,
     /// The current segment's first global document number.
     pub base: u32,
-    /// Whether every match must be counted.
-    pub exact_total: bool,
-    /// Matches counted.
-    pub total: u64,
+    /// What is counted.
+    pub tally: Tally,
     /// Documents scored.
     pub scored: u64,
-    /// Whether some match went uncounted.
-    pub lower_bound: bool,
 }
 
 impl<'a> TopDocsSink<'a> {
-    /// A sink into `top`, counting every match when `exact_total`.
-    pub fn new(top: &'a mut TopDocs, exact_total: bool) -> Self {
+    /// A sink into `top`, counting as `tally` says.
+    pub fn new(top: &'a mut TopDocs, tally: Tally) -> Self {
         TopDocsSink {
             top,
             base: 0,
-            exact_total,
-            total: 0,
+            tally,
             scored: 0,
-            lower_bound: false,
         }
     }
 }
@@ -72,18 +66,21 @@ impl Sink for TopDocsSink<'_> {
         Window::Take(u32::MAX)
     }
 
+    #[inline]
     fn prefilter(&self) -> bool {
-        !self.exact_total
+        self.tally.may_skip()
     }
 
     fn filter(&self, _docs: &mut Vec<u32>) {}
 
+    #[inline]
     fn dropped(&mut self, n: usize) {
-        self.lower_bound |= n > 0;
+        self.tally.dropped(n);
     }
 
+    #[inline]
     fn count(&mut self, n: usize) {
-        self.total += n as u64;
+        self.tally.count(n);
     }
 
     #[inline]

@@ -1,6 +1,7 @@
 //! Document-at-a-time execution: iterators over posting blocks, combined
 //! by boolean iterators, feeding a collector in ascending doc order.
 
+use crate::collect::{Sink, Window};
 use crate::error::Result;
 use crate::format::postings::{BLOCK_LEN, BadPostings, Impact, L2_BLOCKS, Postings};
 use crate::kernels;
@@ -464,19 +465,27 @@ pub fn term_scorer<'a>(t: &'a TermNode, seg: &'a LiveSegment) -> Result<Option<T
     Ok(Some(TermScorer::new(postings, &t.weight, r.norms(t.field))))
 }
 
-/// Runs `node` over `seg`, calling `hit(local_doc, scorer)` for every live match.
-pub fn for_each_match<'a>(
-    node: &'a Node,
-    seg: &'a LiveSegment,
-    mut hit: impl FnMut(u32, &mut dyn Scorer),
-) -> Result<()> {
+/// Runs `node` over `seg` into `sink`, a document at a time: every live
+/// match counted and offered, except in the ranges the sink skips.
+pub fn run<S: Sink>(node: &Node, seg: &LiveSegment, sink: &mut S) -> Result<()> {
     let Some(mut s) = scorer(node, seg)? else {
         return Ok(());
     };
     let mut doc = s.doc();
+    let mut window_end = 0;
     while doc != NO_MORE {
+        if doc >= window_end {
+            match sink.window(doc) {
+                Window::Take(end) => window_end = end,
+                Window::Skip(end) => {
+                    doc = s.seek(end);
+                    continue;
+                }
+            }
+        }
         if !seg.is_deleted(doc) {
-            hit(doc, s.as_mut());
+            sink.count(1);
+            sink.offer(doc, || s.score());
         }
         doc = s.advance();
     }

@@ -16,7 +16,7 @@
 //! deletes, else their live documents (decoded, not scored); or nothing
 //! when the request allows a lower-bound total.
 
-use crate::collect::{Sink, TopDocsSink};
+use crate::collect::Sink;
 use crate::error::Result;
 use crate::format::postings::{BLOCK_LEN, BadPostings, Impact, L2_BLOCKS, Postings};
 use crate::query::bm25::TermWeight;
@@ -25,7 +25,7 @@ use crate::read::LiveSegment;
 
 /// Runs the single term `t` over `seg` into `sink` (whose `base` is the
 /// segment's), counting and scoring through it.
-pub fn run(t: &TermNode, seg: &LiveSegment, sink: &mut TopDocsSink) -> Result<()> {
+pub fn run<S: Sink>(t: &TermNode, seg: &LiveSegment, sink: &mut S) -> Result<()> {
     let Some(info) = t.info(seg) else {
         return Ok(());
     };
@@ -54,7 +54,7 @@ struct Loop<'a> {
 }
 
 impl Loop<'_> {
-    fn run(mut self, sink: &mut TopDocsSink) -> Result<(), BadPostings> {
+    fn run<S: Sink>(mut self, sink: &mut S) -> Result<(), BadPostings> {
         let p = self.postings;
         let n = p.num_blocks();
         let mut b = 0;
@@ -87,9 +87,9 @@ impl Loop<'_> {
     }
 
     /// Counts block `b` without scoring it.
-    fn skip(&mut self, b: usize, sink: &mut TopDocsSink) -> Result<(), BadPostings> {
+    fn skip<S: Sink>(&mut self, b: usize, sink: &mut S) -> Result<(), BadPostings> {
         let len = self.postings.block_len(b);
-        if !sink.exact_total {
+        if sink.prefilter() {
             sink.dropped(len);
         } else if self.seg.deletes.is_none() {
             sink.count(len);
@@ -107,7 +107,7 @@ impl Loop<'_> {
     }
 
     /// Scores every live document of block `b` into `sink`.
-    fn score_block(&mut self, b: usize, sink: &mut TopDocsSink) -> Result<(), BadPostings> {
+    fn score_block<S: Sink>(&mut self, b: usize, sink: &mut S) -> Result<(), BadPostings> {
         let p = self.postings;
         let len = p.decode_docs(b, &mut self.docs, &mut self.tfs)?;
         if p.is_packed(b) {

@@ -69,16 +69,37 @@ impl Buffers {
     }
 }
 
-/// Whether `node` has a shape this path runs: a term, or a boolean of
+/// The flat shapes this path runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// A single term (or nothing).
+    Term,
+    /// A boolean of terms with a required (must or filter) clause.
+    Conjunction,
+    /// A boolean of terms without one.
+    Disjunction,
+}
+
+/// The shape of `node`, when this path runs it: a term, or a boolean of
 /// terms.
-pub fn handles(node: &Node) -> bool {
+pub fn shape(node: &Node) -> Option<Shape> {
     match node {
-        Node::Bool(clauses) => clauses.iter().all(|(_, n)| matches!(n, Node::Term(_))),
-        Node::Empty | Node::Term(_) => true,
+        Node::Bool(clauses) if clauses.iter().all(|(_, n)| matches!(n, Node::Term(_))) => Some(
+            if clauses
+                .iter()
+                .any(|(o, _)| matches!(o, Occur::Must | Occur::Filter))
+            {
+                Shape::Conjunction
+            } else {
+                Shape::Disjunction
+            },
+        ),
+        Node::Bool(_) => None,
+        Node::Empty | Node::Term(_) => Some(Shape::Term),
     }
 }
 
-/// Runs `node` (a shape [`handles`] accepts) over `seg` into `sink`, with
+/// Runs `node` (a shape [`shape`] accepts) over `seg` into `sink`, with
 /// `buf` as scratch space.
 pub fn run<S: Sink>(node: &Node, seg: &LiveSegment, sink: &mut S, buf: &mut Buffers) -> Result<()> {
     let flat: Vec<(Occur, &TermNode)> = match node {

@@ -2,7 +2,7 @@
 
 use std::time::{Duration, Instant};
 
-use quarry::{ExecMode, Operator, Query, SearchRequest, Searcher};
+use quarry::{ExecMode, Operator, Query, SearchRequest, Searcher, TotalMode};
 
 use crate::cli::{self, CliError, Cmd};
 use crate::search::{self, RawRule};
@@ -131,7 +131,7 @@ fn run_args(a: &Args) -> Result<(), CliError> {
         offset: 0,
         limit: a.k,
         sort,
-        exact_total: true,
+        total: TotalMode::Exact,
     };
     // Classes in order of first appearance.
     let mut classes: Vec<Class> = Vec::new();

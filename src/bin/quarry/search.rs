@@ -8,7 +8,7 @@ use std::path::Path;
 
 use quarry::{
     ExecMode, FieldId, FieldType, Hit, Hits, Operator, Query, Schema, SearchRequest, Searcher,
-    SortKey, SortSpec, Value,
+    SortKey, SortSpec, TotalMode, Value,
 };
 
 use crate::cli::{self, CliError, Cmd};
@@ -32,10 +32,13 @@ Options:
                       (default desc for score, asc otherwise), e.g.
                       'year:desc,score' or 'category,year:desc'. Ties go to
                       the lower document number.
-  --total MODE        exact: count every match; lower-bound: a sorted
-                      search may skip blocks of documents whose sort values
-                      cannot enter the page, and the total then counts only
-                      what it visited [default: exact]
+  --total MODE        exact: count every match; lower-bound: the search
+                      may skip documents that cannot enter the page, and
+                      the total then counts only what it visited; N: count
+                      exactly up to N matches, then as lower-bound
+                      [default: exact, so that the output is the same on
+                      every path and segment layout; the library's default
+                      is 1000]
   --id-field NAME     print this stored field as the hit id [default: the
                       internal document number]
   --exec MODE         execution path: auto, exhaustive or daat [default:
@@ -261,10 +264,21 @@ struct Args {
     k: usize,
     offset: usize,
     sort: Option<Vec<RawRule>>,
-    exact_total: bool,
+    total: TotalMode,
     id_field: Option<String>,
     exec: Option<ExecMode>,
     format: Format,
+}
+
+/// The value of `--total`: `exact`, `lower-bound` or a number N (exact up
+/// to N matches).
+pub fn total_value(p: &mut lexopt::Parser) -> Result<TotalMode, CliError> {
+    cli::choice_value(
+        p,
+        "--total",
+        "'exact', 'lower-bound' or a number of matches to count exactly",
+        TotalMode::from_name,
+    )
 }
 
 fn parse(p: &mut lexopt::Parser) -> Result<Option<Args>, CliError> {
@@ -278,7 +292,7 @@ fn parse(p: &mut lexopt::Parser) -> Result<Option<Args>, CliError> {
         k: 10,
         offset: 0,
         sort: None,
-        exact_total: true,
+        total: TotalMode::Exact,
         id_field: None,
         exec: None,
         format: Format::Text,
@@ -295,14 +309,7 @@ fn parse(p: &mut lexopt::Parser) -> Result<Option<Args>, CliError> {
                 a.offset = cli::parsed_value(p, "--offset", "a non-negative integer")?
             }
             Long("sort") => a.sort = Some(parse_sort(&cli::string_value(p, "--sort")?)?),
-            Long("total") => {
-                a.exact_total =
-                    cli::choice_value(p, "--total", "'exact' or 'lower-bound'", |s| match s {
-                        "exact" => Some(true),
-                        "lower-bound" => Some(false),
-                        _ => None,
-                    })?
-            }
+            Long("total") => a.total = total_value(p)?,
             Long("id-field") => a.id_field = Some(cli::string_value(p, "--id-field")?),
             Long("exec") => a.exec = Some(exec_value(p)?),
             Long("format") => {
@@ -472,7 +479,7 @@ fn run_args(a: &Args) -> Result<(), CliError> {
         offset: a.offset,
         limit: a.k,
         sort: sort.clone(),
-        exact_total: a.exact_total,
+        total: a.total,
     };
     let printer = Printer {
         searcher: &searcher,
