@@ -49,11 +49,18 @@ pub struct TermScorer<'a> {
     len: usize,
     pos: usize,
     tfs_ready: bool,
+    /// Whether `block` is chosen but not decoded yet ([`Self::move_to`]
+    /// past a block's end): `docs`, `len` and `doc` are stale until
+    /// [`Self::ensure`] or [`Scorer::seek`] decodes it, so a loop that
+    /// then skips the block by its bound never decodes it.
+    pending: bool,
     doc: u32,
     err: Option<BadPostings>,
     /// Scratch for block impacts, and the last block bound computed.
     impacts: Vec<Impact>,
     bound_of: Option<(usize, f32)>,
+    /// The bound of the whole list, once computed.
+    list_bound: Option<f32>,
 }
 
 impl<'a> TermScorer<'a> {
@@ -70,10 +77,12 @@ impl<'a> TermScorer<'a> {
             len: 0,
             pos: 0,
             tfs_ready: false,
+            pending: false,
             doc: NO_MORE,
             err: None,
             impacts: Vec::new(),
             bound_of: None,
+            list_bound: None,
         };
         s.load(0);
         s
@@ -83,6 +92,7 @@ impl<'a> TermScorer<'a> {
     /// the list is exhausted).
     #[inline]
     pub fn block_rest(&self) -> &[u32] {
+        debug_assert!(!self.pending, "block_rest of an undecoded block");
         if self.doc == NO_MORE {
             &[]
         } else {
@@ -97,28 +107,175 @@ impl<'a> TermScorer<'a> {
     }
 
     /// Moves to position `pos` (not before the current one) of the current
-    /// block; at the block's end, to the next block's first document.
+    /// block; at the block's end, to the next block, which is decoded only
+    /// when [`Self::ensure`] or [`Scorer::seek`] needs it.
     #[inline]
     pub fn move_to(&mut self, pos: usize) {
-        debug_assert!(pos >= self.pos && pos <= self.len);
+        debug_assert!(!self.pending && pos >= self.pos && pos <= self.len);
         self.pos = pos;
         if pos < self.len {
             self.doc = self.docs[pos];
         } else {
-            self.load(self.block + 1);
+            self.defer(self.block + 1);
+        }
+    }
+
+    /// The current block's index (possibly not decoded yet).
+    #[inline]
+    pub fn block(&self) -> usize {
+        self.block
+    }
+
+    /// Whether the current block is chosen but not decoded.
+    #[inline]
+    pub fn is_pending(&self) -> bool {
+        self.pending
+    }
+
+    /// Decodes the current block if it is pending.
+    #[inline]
+    pub fn ensure(&mut self) {
+        if self.pending {
+            self.load(self.block);
+        }
+    }
+
+    /// Chooses block `b` without decoding it.
+    #[inline]
+    fn defer(&mut self, b: usize) {
+        self.block = b;
+        self.pos = 0;
+        if b >= self.nblocks {
+            self.doc = NO_MORE;
+            self.pending = false;
+        } else {
+            self.pending = true;
+        }
+    }
+
+    /// Passes the pending block and the `n - 1` after it without decoding
+    /// them.
+    pub fn pass_blocks(&mut self, n: usize) {
+        debug_assert!(self.pending);
+        self.defer(self.block + n);
+    }
+
+    /// Whether the list is exhausted (no document left, none pending).
+    #[inline]
+    pub fn is_exhausted(&self) -> bool {
+        self.doc == NO_MORE && !self.pending
+    }
+
+    /// One past the last document of the block that holds the first
+    /// document `>= target` (at or after the current block), by skip data
+    /// alone; `NO_MORE` when no block does.
+    pub fn shallow_end(&self, target: u32) -> u32 {
+        let p = &self.postings;
+        if !p.has_skip_data() {
+            // A single block, decoded when the scorer was made.
+            return match self.docs[..self.len].last() {
+                Some(&last) if !self.is_exhausted() && last >= target => last.saturating_add(1),
+                _ => NO_MORE,
+            };
+        }
+        let (mut b, mut end) = (self.block, self.nblocks);
+        while b < end {
+            let mid = b + (end - b) / 2;
+            if p.last_doc(mid).is_some_and(|l| l < target) {
+                b = mid + 1;
+            } else {
+                end = mid;
+            }
+        }
+        if b >= self.nblocks {
+            return NO_MORE;
+        }
+        p.last_doc(b).map_or(NO_MORE, |last| last.saturating_add(1))
+    }
+
+    /// The postings iterated.
+    pub fn postings(&self) -> &Postings<'a> {
+        &self.postings
+    }
+
+    /// The first document block `b` may hold: one past the previous
+    /// block's last (skip data only).
+    pub fn block_start(&self, b: usize) -> u32 {
+        match b.checked_sub(1).and_then(|p| self.postings.last_doc(p)) {
+            Some(last) => last + 1,
+            None => 0,
+        }
+    }
+
+    /// The term's weight.
+    pub fn weight(&self) -> &'a TermWeight {
+        self.weight
+    }
+
+    /// The current document's term frequency (frequencies decoded on
+    /// first use in a block).
+    #[inline]
+    pub fn tf(&mut self) -> u32 {
+        debug_assert!(!self.pending && self.doc != NO_MORE);
+        if !self.tfs_ready {
+            if let Err(e) = self.postings.decode_tfs(self.block, &mut self.tfs) {
+                self.err = Some(e);
+            }
+            self.tfs_ready = true;
+        }
+        self.tfs[self.pos]
+    }
+
+    /// [`Self::block_rest`] with its documents' frequencies (decoded on
+    /// first use in a block), and the field's norms.
+    #[inline]
+    pub fn rest_with_tfs(&mut self) -> (&[u32], &[u32], Option<&'a [u8]>) {
+        if self.doc == NO_MORE {
+            return (&[], &[], self.norms);
+        }
+        self.tf();
+        let r = self.pos..self.len;
+        (&self.docs[r.clone()], &self.tfs[r], self.norms)
+    }
+
+    /// The norm byte of `doc` (0 for a field without norms).
+    #[inline]
+    pub fn norm(&self, doc: u32) -> u8 {
+        self.norms.map_or(0, |n| n[doc as usize])
+    }
+
+    /// The smallest norm byte any document of the current block may have:
+    /// the least norm among its impacts (every document is dominated by
+    /// one), or 0 without skip data.
+    pub fn block_min_norm(&mut self) -> u8 {
+        if !self.postings.has_skip_data() || self.block >= self.nblocks {
+            return 0;
+        }
+        match self.postings.block_impacts(self.block, &mut self.impacts) {
+            Ok(()) => self.impacts.iter().map(|i| i.norm).min().unwrap_or(0),
+            Err(e) => {
+                self.err = Some(e);
+                0
+            }
         }
     }
 
     /// The best score of any document in `lo..=hi` (at or after the
     /// current block): its blocks' impacts' [`TermWeight::bound`], without
-    /// decoding them. Whole second-level runs inside the range count by
-    /// their summary; infinite when the list has no impacts to tell, or
-    /// when the range needs more than `BOUND_STEPS` (8) reads (a sparse
-    /// window over a dense list, where a bound would save little).
+    /// decoding them. This is the one place block bounds are computed.
+    /// Whole second-level runs inside the range count by their summary;
+    /// a range that needs more than `BOUND_STEPS` (8) reads gets the
+    /// bound of the whole list, and a list without skip data (shorter
+    /// than a block) the term's weight, which no score exceeds.
     pub fn bound_until(&mut self, lo: u32, hi: u32) -> f32 {
         let p = self.postings;
-        if self.doc == NO_MORE || !p.has_skip_data() {
-            return f32::INFINITY;
+        if self.doc == NO_MORE && !self.pending {
+            // Nothing left: no match, no score (0 keeps sums of bounds
+            // meaningful, as every score is at least 0).
+            return 0.0;
+        }
+        if !p.has_skip_data() {
+            return self.weight.weight;
         }
         // The first block that may hold `lo` (the cursor may lag behind
         // when windows were skipped): a binary search of the skip data.
@@ -133,7 +290,7 @@ impl<'a> TermScorer<'a> {
         }
         if b == self.nblocks {
             // Nothing at or after `lo`: no match, no score.
-            return f32::NEG_INFINITY;
+            return 0.0;
         }
         let mut best = f32::NEG_INFINITY;
         for _ in 0..BOUND_STEPS {
@@ -158,7 +315,28 @@ impl<'a> TermScorer<'a> {
                 _ => return best,
             }
         }
-        f32::INFINITY
+        best.max(self.list_bound())
+    }
+
+    /// The bound of every document of the list: the largest of its
+    /// second-level summaries' bounds (computed once).
+    fn list_bound(&mut self) -> f32 {
+        if let Some(b) = self.list_bound {
+            return b;
+        }
+        let p = self.postings;
+        let mut best = f32::NEG_INFINITY;
+        for i in 0..p.num_l2() {
+            match p.l2_impacts(i, &mut self.impacts) {
+                Ok(()) => best = best.max(self.weight.bound(&self.impacts)),
+                Err(e) => {
+                    self.err = Some(e);
+                    return f32::INFINITY;
+                }
+            }
+        }
+        self.list_bound = Some(best);
+        best
     }
 
     /// [`TermWeight::bound`] of block `b`'s impacts (the last one kept).
@@ -183,6 +361,7 @@ impl<'a> TermScorer<'a> {
     fn load(&mut self, b: usize) {
         self.block = b;
         self.pos = 0;
+        self.pending = false;
         if b >= self.nblocks {
             self.doc = NO_MORE;
             return;
@@ -205,6 +384,7 @@ impl<'a> TermScorer<'a> {
 impl Scorer for TermScorer<'_> {
     #[inline]
     fn doc(&self) -> u32 {
+        debug_assert!(!self.pending, "doc of an undecoded block");
         self.doc
     }
 
@@ -220,12 +400,16 @@ impl Scorer for TermScorer<'_> {
     }
 
     fn seek(&mut self, target: u32) -> u32 {
-        if self.doc >= target {
+        if !self.pending && self.doc >= target {
             return self.doc;
         }
-        if self.docs[self.len - 1] < target {
-            // Skip whole blocks by their last doc id.
-            let mut b = self.block + 1;
+        if self.pending || self.docs[self.len - 1] < target {
+            // Skip whole blocks by their last doc id (a pending block too).
+            let mut b = if self.pending {
+                self.block
+            } else {
+                self.block + 1
+            };
             while b < self.nblocks && self.postings.last_doc(b).is_some_and(|l| l < target) {
                 b += 1;
             }
@@ -245,14 +429,8 @@ impl Scorer for TermScorer<'_> {
 
     #[inline]
     fn score(&mut self) -> f32 {
-        if !self.tfs_ready {
-            if let Err(e) = self.postings.decode_tfs(self.block, &mut self.tfs) {
-                self.err = Some(e);
-            }
-            self.tfs_ready = true;
-        }
-        let norm = self.norms.map_or(0, |n| n[self.doc as usize]);
-        self.weight.score(self.tfs[self.pos], norm)
+        let tf = self.tf();
+        self.weight.score(tf, self.norm(self.doc))
     }
 
     fn cost(&self) -> u64 {

@@ -18,6 +18,7 @@ pub mod bm25;
 pub mod daat;
 pub mod exhaustive;
 pub mod plan;
+pub mod prune;
 pub mod term_topk;
 pub mod window;
 

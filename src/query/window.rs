@@ -39,10 +39,12 @@
 use crate::collect::{Sink, Window};
 use crate::error::Result;
 use crate::format::ords::ORD_BLOCK;
+use crate::format::postings::L2_BLOCKS;
 use crate::kernels;
 use crate::query::Occur;
 use crate::query::daat::{self, NO_MORE, Roles, Scorer, TermScorer};
 use crate::query::plan::{Node, TermNode};
+use crate::query::prune::LeadPrune;
 use crate::read::LiveSegment;
 
 /// Words of the union bitset: one bit per document of an ord block (plus
@@ -60,6 +62,9 @@ pub struct Buffers {
     tmp: Vec<u32>,
     /// Per clause, where its part of a union window ends in its block.
     ends: Vec<usize>,
+    /// Per clause, its bound over the current window (0 for clauses that
+    /// do not score).
+    bounds: Vec<f32>,
 }
 
 impl Buffers {
@@ -122,13 +127,20 @@ pub fn run<S: Sink>(node: &Node, seg: &LiveSegment, sink: &mut S, buf: &mut Buff
         should,
         must_not,
     } = Roles::of(&occurs, |i| cursors[i].cost());
+    buf.bounds.clear();
+    buf.bounds.resize(cursors.len(), 0.0);
     let mut ex = Exec {
         seg,
         cursors,
         occurs,
         must_not,
-        bounded: should.is_empty(),
         b: buf,
+        lead: None,
+        window: 0,
+        span: (0, 0),
+        bounds_of: None,
+        min_norm: 0,
+        prune: LeadPrune::default(),
     };
     match (required.split_first(), should.as_slice()) {
         (Some((&lead, rest)), _) => ex.lead(lead, rest, sink),
@@ -147,10 +159,20 @@ struct Exec<'a, 'b> {
     cursors: Vec<TermScorer<'a>>,
     occurs: Vec<Occur>,
     must_not: Vec<usize>,
-    /// Whether a window's best score is the sum of its required clauses'
-    /// bounds (no optional clause adds to it).
-    bounded: bool,
     b: &'b mut Buffers,
+    /// The clause whose block cuts the windows (a conjunction's cheapest
+    /// required clause, or a lone clause), whose score the per-candidate
+    /// check takes exactly.
+    lead: Option<usize>,
+    /// Windows begun; the key of what is computed once per window.
+    window: u64,
+    /// The current window's first and last candidate.
+    span: (u32, u32),
+    /// The window whose clause bounds `b.bounds` holds.
+    bounds_of: Option<u64>,
+    /// The least norm byte of the lead's block, with the bounds.
+    min_norm: u8,
+    prune: LeadPrune,
 }
 
 impl Exec<'_, '_> {
@@ -207,32 +229,104 @@ impl Exec<'_, '_> {
 
     /// The best score a match in `lo..=hi` can have: the f32 sum, in
     /// clause order as [`Self::score`] sums, of each scoring clause's
-    /// block bounds over the range (monotone rounding keeps the
-    /// sum of bounds above every sum of scores). Only when no optional
-    /// clause adds to the score.
+    /// bound over the range (monotone rounding keeps the sum of bounds
+    /// above every sum of scores). The bounds stay in `b.bounds` for the
+    /// per-candidate check.
     fn bound_within(&mut self, lo: u32, hi: u32) -> f32 {
-        let mut bound = 0.0f32;
-        for (c, o) in self.cursors.iter_mut().zip(&self.occurs) {
-            if *o == Occur::Must {
-                bound += c.bound_until(lo, hi);
+        let mut sum = 0.0f32;
+        for (i, (c, o)) in self.cursors.iter_mut().zip(&self.occurs).enumerate() {
+            let bound = if matches!(o, Occur::Must | Occur::Should) {
+                c.bound_until(lo, hi)
+            } else {
+                0.0
+            };
+            self.b.bounds[i] = bound;
+            sum += bound;
+        }
+        sum
+    }
+
+    /// The current window's clause bounds (in `b.bounds`) and the lead
+    /// block's least norm, computed once per window.
+    #[inline]
+    fn window_bounds(&mut self, lead: usize) {
+        if self.bounds_of != Some(self.window) {
+            let (lo, hi) = self.span;
+            self.bound_within(lo, hi);
+            self.min_norm = self.cursors[lead].block_min_norm();
+            self.bounds_of = Some(self.window);
+        }
+    }
+
+    /// The limit and frequency threshold of the lead's score under
+    /// `floor` in the current window ([`crate::query::prune`]).
+    #[inline]
+    fn lead_limits(&mut self, lead: usize, floor: f32) -> (f32, u32) {
+        self.window_bounds(lead);
+        let limit = self.prune.limit(floor, self.window, lead, &self.b.bounds);
+        let w = self.cursors[lead].weight();
+        let min_tf = self
+            .prune
+            .min_tf(limit, self.min_norm, |tf, n| w.score(tf, n));
+        (limit, min_tf)
+    }
+
+    /// Whether `doc`, a match of the current window, may beat `floor`:
+    /// false when its lead's exact score plus the other clauses' window
+    /// bounds (summed in clause order) cannot, decided by one compare
+    /// against the window's limit, and first, by its frequency alone,
+    /// against the threshold of the lead block's least norm. True without
+    /// a lead.
+    #[inline]
+    fn competes(&mut self, doc: u32, floor: f32) -> bool {
+        let Some(lead) = self.lead else {
+            return true;
+        };
+        let (limit, min_tf) = self.lead_limits(lead, floor);
+        if limit == f32::NEG_INFINITY {
+            return true;
+        }
+        let c = &mut self.cursors[lead];
+        c.seek(doc);
+        let tf = c.tf();
+        tf >= min_tf && c.weight().score(tf, c.norm(doc)) > limit
+    }
+
+    /// Fills `matches` with those of the lead's next `n` documents that
+    /// may beat `floor` by their lead score ([`Self::competes`], in bulk,
+    /// before any other clause sees them). Returns how many it dropped.
+    fn prefilter_lead(&mut self, lead: usize, n: usize, floor: f32) -> usize {
+        let (limit, min_tf) = self.lead_limits(lead, floor);
+        let c = &mut self.cursors[lead];
+        let w = c.weight();
+        self.b.matches.clear();
+        if limit == f32::NEG_INFINITY {
+            self.b.matches.extend_from_slice(&c.block_rest()[..n]);
+            return 0;
+        }
+        let (docs, tfs, norms) = c.rest_with_tfs();
+        for (&d, &tf) in docs[..n].iter().zip(&tfs[..n]) {
+            if tf >= min_tf && w.score(tf, norms.map_or(0, |x| x[d as usize])) > limit {
+                self.b.matches.push(d);
             }
         }
-        bound
+        n - self.b.matches.len()
     }
 
     /// The optional clauses (a bit per clause index) whose documents in
     /// `lo..=hi` may score above `floor` (MaxScore): the others are the
-    /// largest set, taken by ascending block bound, whose bounds summed in
+    /// largest set, taken by ascending bound, whose bounds summed in
     /// clause order in f32 stay at or under the floor, so a document
     /// matching only them cannot beat it (scores are non-negative, and
-    /// adding one never lowers an f32 sum). All of them (every bit) without
-    /// a floor, or with more clauses than the mask holds.
+    /// adding one never lowers an f32 sum). Each clause's bound stays in
+    /// `b.bounds`. All of them (every bit) without a floor, or with more
+    /// clauses than the mask holds.
     fn essential(&mut self, should: &[usize], lo: u32, hi: u32, floor: Option<f32>) -> u64 {
         let Some(floor) = floor.filter(|_| self.cursors.len() <= 64) else {
             return u64::MAX;
         };
+        let bound = &mut self.b.bounds;
         // On the stack: this runs once per window.
-        let mut bound = [0.0f32; 64];
         let mut order = [0u8; 64];
         for (k, &i) in should.iter().enumerate() {
             bound[i] = self.cursors[i].bound_until(lo, hi);
@@ -242,7 +336,6 @@ impl Exec<'_, '_> {
         order.sort_unstable_by(|&a, &b| bound[usize::from(a)].total_cmp(&bound[usize::from(b)]));
         let mut rest = 0u64;
         for &i in order.iter() {
-            let i = usize::from(i);
             let with = rest | 1 << i;
             let sum = (0..self.cursors.len())
                 .filter(|&j| with & (1 << j) != 0)
@@ -250,30 +343,85 @@ impl Exec<'_, '_> {
             if sum > floor {
                 break;
             }
-            rest |= 1 << i;
+            rest = with;
         }
         !rest
     }
 
     /// Offers the live documents of `matches` (counting each first when
-    /// `count` says so).
+    /// `count` says so) that may beat the sink's floor.
     fn offer_live<S: Sink>(&mut self, sink: &mut S, count: bool) {
         let deletes = self.seg.deletes.is_some();
-        for &doc in &self.b.matches {
+        for i in 0..self.b.matches.len() {
+            let doc = self.b.matches[i];
             if deletes && self.seg.is_deleted(doc) {
                 continue;
             }
             if count {
                 sink.count(1);
             }
+            if let Some(floor) = sink.floor()
+                && !self.competes(doc, floor)
+            {
+                continue;
+            }
             let (cursors, occurs) = (&mut self.cursors, &self.occurs);
             sink.offer(doc, || Self::score(cursors, occurs, doc));
         }
     }
 
+    /// Passes, without decoding them, the lead's blocks from its pending
+    /// one on (a second-level run at a time where one starts) whose
+    /// windows cannot beat the sink's floor, when that needs no decoding:
+    /// the total may be a lower bound, or the lead matches `alone` and no
+    /// document is deleted, so a block counts by its length.
+    fn pass_lead_blocks<S: Sink>(&mut self, lead: usize, alone: bool, sink: &mut S) {
+        let countable = alone && self.must_not.is_empty() && self.seg.deletes.is_none();
+        while self.cursors[lead].is_pending() {
+            let Some(floor) = sink.floor() else { return };
+            let prefilter = sink.prefilter();
+            if !prefilter && !countable {
+                return;
+            }
+            let c = &self.cursors[lead];
+            let (b, nblocks) = (c.block(), c.postings().num_blocks());
+            let run = if b % L2_BLOCKS == 0 && b + L2_BLOCKS <= nblocks {
+                L2_BLOCKS
+            } else {
+                1
+            };
+            let mut passed = None;
+            let sizes = [run, 1];
+            let sizes = if run > 1 { &sizes[..] } else { &sizes[1..] };
+            for n in sizes {
+                let c = &self.cursors[lead];
+                let lo = c.block_start(b);
+                let Some(hi) = c.postings().last_doc(b + n - 1) else {
+                    return;
+                };
+                if self.bound_within(lo, hi) <= floor {
+                    passed = Some(*n);
+                    break;
+                }
+            }
+            let Some(n) = passed else { return };
+            let p = *self.cursors[lead].postings();
+            let len: usize = (b..b + n).map(|i| p.block_len(i)).sum();
+            if prefilter {
+                sink.dropped(len);
+            } else {
+                sink.count(len);
+            }
+            self.cursors[lead].pass_blocks(n);
+        }
+    }
+
     /// Candidates from `lead`, confirmed by the `others` (required).
     fn lead<S: Sink>(&mut self, lead: usize, others: &[usize], sink: &mut S) {
+        self.lead = Some(lead);
         loop {
+            self.pass_lead_blocks(lead, others.is_empty(), sink);
+            self.cursors[lead].ensure();
             let docs = self.cursors[lead].block_rest();
             let Some(&first) = docs.first() else { break };
             let end = match sink.window(first) {
@@ -285,22 +433,35 @@ impl Exec<'_, '_> {
             };
             let n = count_below(docs, end);
             let hi = docs[n - 1];
+            self.window += 1;
+            self.span = (first, hi);
             // A window whose best score cannot beat the sink's floor is
             // only counted, or, when the total may be a lower bound, not
             // even intersected.
-            let offer = match sink.floor() {
-                Some(floor) if self.bounded => self.bound_within(first, hi) > floor,
-                _ => true,
+            let floor = sink.floor();
+            let offer = match floor {
+                Some(floor) => {
+                    self.window_bounds(lead);
+                    self.b.bounds.iter().fold(0.0f32, |s, &b| s + b) > floor
+                }
+                None => true,
             };
-            let lead_cursor = &self.cursors[lead];
-            let next = lead_cursor.pos() + n;
+            let next = self.cursors[lead].pos() + n;
             if !offer && sink.prefilter() {
                 sink.dropped(n);
             } else {
-                self.b.matches.clear();
-                self.b
-                    .matches
-                    .extend_from_slice(&lead_cursor.block_rest()[..n]);
+                match floor.filter(|_| offer && sink.prefilter()) {
+                    // Candidates thinned by their lead score first.
+                    Some(floor) => {
+                        let dropped = self.prefilter_lead(lead, n, floor);
+                        sink.dropped(dropped);
+                    }
+                    None => {
+                        self.b.matches.clear();
+                        let c = &self.cursors[lead];
+                        self.b.matches.extend_from_slice(&c.block_rest()[..n]);
+                    }
+                }
                 if others.is_empty() {
                     self.finish(sink, offer);
                 } else {
@@ -369,10 +530,16 @@ impl Exec<'_, '_> {
                     continue;
                 }
                 sink.count(1);
-                if offer {
-                    let (cursors, occurs) = (&mut self.cursors, &self.occurs);
-                    sink.offer(doc, || Self::score(cursors, occurs, doc));
+                if !offer {
+                    continue;
                 }
+                if let Some(floor) = sink.floor()
+                    && !self.competes(doc, floor)
+                {
+                    continue;
+                }
+                let (cursors, occurs) = (&mut self.cursors, &self.occurs);
+                sink.offer(doc, || Self::score(cursors, occurs, doc));
             }
         }
         self.b.all = all;
@@ -390,6 +557,14 @@ impl Exec<'_, '_> {
         ends.clear();
         ends.resize(self.cursors.len(), 0);
         loop {
+            if sink.prefilter() && sink.floor().is_some() && self.cursors.len() <= 64 {
+                // Nothing more to count: only what can compete.
+                self.b.ends = ends;
+                return self.union_maxscore(should, sink);
+            }
+            for &i in should {
+                self.cursors[i].ensure();
+            }
             let start = should
                 .iter()
                 .map(|&i| self.cursors[i].doc())
@@ -496,6 +671,139 @@ impl Exec<'_, '_> {
         }
         self.b.ends = ends;
     }
+
+    /// The union of the `should` clauses once nothing more is to be
+    /// counted (the total may be a lower bound) and the sink has a floor:
+    /// block-max MaxScore. Windows are cut from the essential clauses'
+    /// current blocks (and from a non-essential clause's block, by its
+    /// skip data alone, when its bound over a longer window would make it
+    /// essential); per window every clause is bounded by its impacts, and
+    /// only the essential clauses' documents are decoded and merged. Each
+    /// candidate's best score (the essential clauses' exact scores and the
+    /// others' bounds, summed in clause order) must beat the floor before
+    /// the other clauses are probed (seek and score) for its exact score.
+    fn union_maxscore<S: Sink>(&mut self, should: &[usize], sink: &mut S) {
+        let all = should.iter().fold(0u64, |m, &i| m | 1 << i);
+        let mut essential = all;
+        let mut upto = 0u32;
+        'windows: loop {
+            let Some(floor) = sink.floor() else {
+                unreachable!("a full queue stays full")
+            };
+            // The window starts at the essential clauses' next document,
+            // and ends with the first of their current blocks.
+            let (mut start, mut end) = (NO_MORE, NO_MORE);
+            for i in bits(essential) {
+                let c = &mut self.cursors[i];
+                let d = c.seek(upto);
+                if d != NO_MORE {
+                    start = start.min(d);
+                    let last = c.block_rest().last().copied().unwrap_or(d);
+                    end = end.min(last.saturating_add(1));
+                }
+            }
+            let rest: Vec<usize> = bits(all & !essential)
+                .filter(|&i| !self.cursors[i].is_exhausted())
+                .collect();
+            if start == NO_MORE {
+                // Only clauses that could not compete are left: walk their
+                // skip data until one can.
+                if rest.is_empty() {
+                    break;
+                }
+                start = upto;
+                end = rest
+                    .iter()
+                    .map(|&i| self.cursors[i].shallow_end(upto))
+                    .min()
+                    .unwrap_or(NO_MORE);
+                if end == NO_MORE || start >= end {
+                    break;
+                }
+            }
+            let ess = loop {
+                let ess = self.essential(should, start, end - 1, Some(floor)) & all;
+                let new = ess & !essential;
+                if new == 0 {
+                    break ess;
+                }
+                // Bounds over a shorter window may leave it out.
+                let shrink = bits(new)
+                    .map(|j| self.cursors[j].shallow_end(start))
+                    .min()
+                    .unwrap_or(NO_MORE);
+                if shrink < end {
+                    end = shrink;
+                    continue;
+                }
+                // Essential here: enumerate it too, from the window's start.
+                essential |= new;
+                continue 'windows;
+            };
+            if ess != all {
+                sink.dropped(1);
+            }
+            // The essential clauses' documents in the window.
+            self.b.matches.clear();
+            for i in bits(ess) {
+                let c = &self.cursors[i];
+                let docs = c.block_rest();
+                let from = count_below(docs, start);
+                let to = count_below(docs, end);
+                self.b.tmp.clear();
+                kernels::union_into(&self.b.matches, &docs[from..to], &mut self.b.tmp);
+                std::mem::swap(&mut self.b.matches, &mut self.b.tmp);
+            }
+            for k in 0..self.b.matches.len() {
+                let doc = self.b.matches[k];
+                if self.seg.is_deleted(doc)
+                    || self
+                        .must_not
+                        .iter()
+                        .any(|&m| self.cursors[m].seek(doc) == doc)
+                {
+                    continue;
+                }
+                sink.count(1);
+                let Some(floor) = sink.floor() else { continue };
+                let mut best = 0.0f32;
+                for (i, (c, o)) in self.cursors.iter_mut().zip(&self.occurs).enumerate() {
+                    if *o != Occur::Should {
+                        continue;
+                    }
+                    best += if ess & (1 << i) == 0 {
+                        self.b.bounds[i]
+                    } else if c.seek(doc) == doc {
+                        c.score()
+                    } else {
+                        0.0
+                    };
+                }
+                if best <= floor {
+                    continue;
+                }
+                let (cursors, occurs) = (&mut self.cursors, &self.occurs);
+                sink.offer(doc, || Self::score(cursors, occurs, doc));
+            }
+            upto = end;
+            essential = ess;
+            if upto == NO_MORE {
+                break;
+            }
+        }
+    }
+}
+
+/// The indexes of the set bits of `mask`, ascending.
+fn bits(mask: u64) -> impl Iterator<Item = usize> {
+    let mut m = mask;
+    std::iter::from_fn(move || {
+        (m != 0).then(|| {
+            let i = m.trailing_zeros() as usize;
+            m &= m - 1;
+            i
+        })
+    })
 }
 
 /// How many of the ascending `docs` are below `end`.

@@ -1,0 +1,225 @@
+//! Exact per-candidate pruning: a candidate's check against the queue's
+//! floor in one compare, decided exactly as evaluating its bound would.
+//!
+//! A candidate's best possible score is a sum, in clause order in f32, of
+//! what is known of each scoring clause: the exact score of the clauses
+//! already scored and the block bounds of the rest. Such a sum is monotone
+//! non-decreasing in each of its terms (f32 addition is), so for one
+//! unknown slot `p` (the lead clause's score) the set of values that cannot
+//! beat the floor, `{p : bound(p) <= floor}`, is the non-negative floats up
+//! to one limit. [`exclusive_limit`] finds that limit by a binary search
+//! over f32 bit patterns, once per (floor, window bounds); a candidate is
+//! then rejected when `p <= limit`, which holds exactly when `bound(p) <=
+//! floor`. The floor is exclusive because ties go to the lower document,
+//! which arrived first.
+//!
+//! [`min_tf`] goes one step earlier: with the best (least) norm byte of the
+//! lead's block, a score is monotone in the frequency alone, so every
+//! frequency below a threshold scores at most the limit whatever the
+//! document's length: such a candidate is rejected by an integer compare
+//! before its norm is loaded. (A table of 64 frequency buckets over a
+//! monotone function is this threshold.)
+
+/// The largest non-negative `x` with `bound(x) <= floor`, for a `bound`
+/// monotone non-decreasing over the non-negative floats: `NEG_INFINITY`
+/// when even `bound(0) > floor` (nothing can be rejected, as every score
+/// is at least 0), `INFINITY` when `bound(INFINITY) <= floor`. A NaN floor
+/// or bound rejects nothing.
+pub fn exclusive_limit(floor: f32, bound: impl Fn(f32) -> f32) -> f32 {
+    let fails = |x: f32| bound(x) <= floor;
+    if !fails(0.0) {
+        return f32::NEG_INFINITY;
+    }
+    if fails(f32::INFINITY) {
+        return f32::INFINITY;
+    }
+    // Non-negative floats order as their bit patterns. Invariant: `lo`
+    // fails to compete, `hi` competes.
+    let (mut lo, mut hi) = (0u32, f32::INFINITY.to_bits());
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if fails(f32::from_bits(mid)) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    f32::from_bits(lo)
+}
+
+/// The least term frequency whose score, by `score` (monotone
+/// non-decreasing in the frequency), is above `limit`; `u32::MAX` when
+/// none is. Every frequency below it scores at most `limit`.
+pub fn min_tf(limit: f32, score: impl Fn(u32) -> f32) -> u32 {
+    if limit.is_nan() || score(1) > limit {
+        return 1;
+    }
+    if score(u32::MAX) <= limit {
+        return u32::MAX;
+    }
+    // Invariant: `lo` scores at most the limit, `hi` above it.
+    let (mut lo, mut hi) = (1u32, u32::MAX);
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if score(mid) <= limit {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    hi
+}
+
+/// The clause-order f32 sum of `bounds` with `slot`'s entry replaced by
+/// `p`: the best score of a candidate whose clause `slot` scores `p`.
+#[inline]
+pub fn sum_with(bounds: &[f32], slot: usize, p: f32) -> f32 {
+    bounds
+        .iter()
+        .enumerate()
+        .fold(0.0f32, |s, (i, &b)| s + if i == slot { p } else { b })
+}
+
+/// The cached limit and frequency threshold of one lead clause, each
+/// keyed on exactly its own inputs, so a floor that rises in the middle of
+/// a window (or becomes known there) is never checked against a stale one.
+#[derive(Clone, Debug, Default)]
+pub struct LeadPrune {
+    /// (floor bits, window number) the limit was computed for.
+    limit_key: Option<(u32, u64)>,
+    limit: f32,
+    /// (limit bits, least norm byte) the threshold was computed for.
+    tf_key: Option<(u32, u8)>,
+    min_tf: u32,
+}
+
+impl LeadPrune {
+    /// The limit for `floor` in window `window`, whose clause bounds (in
+    /// clause order, the lead's slot included) `bounds` gives.
+    #[inline]
+    pub fn limit(&mut self, floor: f32, window: u64, slot: usize, bounds: &[f32]) -> f32 {
+        let key = (floor.to_bits(), window);
+        if self.limit_key != Some(key) {
+            self.limit = exclusive_limit(floor, |p| sum_with(bounds, slot, p));
+            self.limit_key = Some(key);
+        }
+        self.limit
+    }
+
+    /// The frequency threshold for `limit` (from [`Self::limit`]) given
+    /// the block's least norm byte, by `score(tf, norm)`.
+    #[inline]
+    pub fn min_tf(&mut self, limit: f32, min_norm: u8, score: impl Fn(u32, u8) -> f32) -> u32 {
+        let key = (limit.to_bits(), min_norm);
+        if self.tf_key != Some(key) {
+            self.min_tf = min_tf(limit, |tf| score(tf, min_norm));
+            self.tf_key = Some(key);
+        }
+        self.min_tf
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::query::bm25::TermWeight;
+    use proptest::prelude::*;
+
+    /// Floats near `x`: a few ULPs either side.
+    fn around(x: f32) -> Vec<f32> {
+        if !x.is_finite() {
+            return vec![x, f32::MAX, 0.0];
+        }
+        let b = x.to_bits() as i64;
+        (-3i64..=3)
+            .map(|d| (b + d).clamp(0, i64::from(f32::INFINITY.to_bits())))
+            .map(|b| f32::from_bits(b as u32))
+            .collect()
+    }
+
+    fn bound_of() -> impl Strategy<Value = f32> {
+        prop_oneof![
+            8 => 0.0f32..30.0,
+            1 => Just(0.0f32),
+            1 => Just(f32::INFINITY),
+            1 => (1u32..1 << 20).prop_map(|b| f32::from_bits(0x3f80_0000 + b)),
+        ]
+    }
+
+    proptest! {
+        /// `p <= limit` decides exactly as `bound(p) <= floor`, for values
+        /// at the boundary (a few ULPs either side of the limit and of the
+        /// floor's share), random values, and non-finite floors and bounds.
+        #[test]
+        fn the_limit_decides_as_the_bound(
+            bounds in proptest::collection::vec(bound_of(), 1..9),
+            slot_pick in 0usize..8,
+            floor in prop_oneof![8 => 0.0f32..60.0, 1 => Just(f32::INFINITY), 1 => Just(f32::NAN), 1 => Just(0.0f32)],
+            extra in proptest::collection::vec(0.0f32..40.0, 8),
+        ) {
+            let slot = slot_pick % bounds.len();
+            let limit = exclusive_limit(floor, |p| sum_with(&bounds, slot, p));
+            let rest: f32 = bounds.iter().enumerate().filter(|&(i, _)| i != slot).map(|(_, &b)| b).sum();
+            let mut probes = around(limit);
+            probes.extend(around((floor - rest).max(0.0)));
+            probes.extend(extra);
+            probes.extend([0.0, f32::INFINITY, f32::MIN_POSITIVE]);
+            for p in probes.into_iter().filter(|p| *p >= 0.0) {
+                let exact = sum_with(&bounds, slot, p) <= floor;
+                prop_assert_eq!(p <= limit, exact, "p {} limit {} floor {} bounds {:?} slot {}", p, limit, floor, bounds, slot);
+            }
+        }
+
+        /// Frequencies below the threshold score at most the limit at the
+        /// block's least norm, and so at every norm of the block; the
+        /// threshold itself scores above it.
+        #[test]
+        fn the_frequency_threshold_is_exact(
+            df in 1u64..5000,
+            limit_at in 0.0f32..1.2,
+            min_norm in 0u8..=255,
+        ) {
+            let w = TermWeight::new(10_000, df, 3_000_000, true);
+            let limit = limit_at * w.weight;
+            let t = min_tf(limit, |tf| w.score(tf, min_norm));
+            if t > 1 {
+                prop_assert!(w.score(t - 1, min_norm) <= limit);
+                for norm in min_norm..=255 {
+                    prop_assert!(w.score(t - 1, norm) <= limit);
+                }
+            }
+            if t < u32::MAX {
+                prop_assert!(w.score(t, min_norm) > limit);
+            }
+        }
+    }
+
+    /// A limit keyed on the floor: a floor that becomes larger in the
+    /// middle of a window gives a new limit and a new threshold, never the
+    /// stale ones.
+    #[test]
+    fn a_floor_rising_mid_window_rebuilds_both() {
+        let w = TermWeight::new(10_000, 300, 3_000_000, true);
+        let bounds = [w.weight, 1.5];
+        let mut prune = LeadPrune::default();
+        let score = |tf, norm| w.score(tf, norm);
+        let l0 = prune.limit(0.0, 7, 0, &bounds);
+        let t0 = prune.min_tf(l0, 20, score);
+        assert_eq!(
+            l0,
+            f32::NEG_INFINITY,
+            "a zero floor with a positive bound rejects nothing"
+        );
+        assert_eq!(t0, 1);
+        let floor = 1.5 + w.score(2, 20);
+        let l1 = prune.limit(floor, 7, 0, &bounds);
+        let t1 = prune.min_tf(l1, 20, score);
+        assert!(l1 > 0.0 && t1 > 2, "limit {l1} threshold {t1}");
+        assert!(w.score(t1 - 1, 20) + 1.5 <= floor);
+        // Same floor, same window: cached; another window recomputes.
+        assert_eq!(prune.limit(floor, 7, 0, &bounds).to_bits(), l1.to_bits());
+        let wider = [w.weight, 3.0];
+        let l2 = prune.limit(floor, 8, 0, &wider);
+        assert!(l2 < l1);
+    }
+}
