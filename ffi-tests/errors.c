@@ -264,6 +264,31 @@ static void searcher_errors(const char *dir, const char *scratch) {
     CHECK(quarry_searcher_exec_mode(NULL) == 0);
     CHECK_MSG("searcher is NULL");
     CHECK(quarry_searcher_exec_mode(s) != 0);
+    {
+        quarry_switch sw = 77;
+        EXPECT(quarry_searcher_set_path(NULL, QUARRY_PATH_TERM_TOPK, QUARRY_SWITCH_OFF), QUARRY_NULL_ARGUMENT);
+        CHECK_MSG("searcher is NULL");
+        EXPECT(quarry_searcher_set_path(s, 0, QUARRY_SWITCH_OFF), QUARRY_INVALID_ARGUMENT);
+        CHECK_MSG("unknown fast path 0");
+        EXPECT(quarry_searcher_set_path(s, 4, QUARRY_SWITCH_OFF), QUARRY_INVALID_ARGUMENT);
+        EXPECT(quarry_searcher_set_path(s, QUARRY_PATH_BULK_AND, 0), QUARRY_INVALID_ARGUMENT);
+        CHECK_MSG("unknown switch value 0");
+        EXPECT(quarry_searcher_set_path(s, QUARRY_PATH_BULK_AND, 3), QUARRY_INVALID_ARGUMENT);
+        EXPECT(quarry_searcher_path(NULL, QUARRY_PATH_TERM_TOPK, &sw), QUARRY_NULL_ARGUMENT);
+        EXPECT(quarry_searcher_path(s, QUARRY_PATH_TERM_TOPK, NULL), QUARRY_NULL_ARGUMENT);
+        CHECK_MSG("out is NULL");
+        EXPECT(quarry_searcher_path(s, 0, &sw), QUARRY_INVALID_ARGUMENT);
+        EXPECT(quarry_searcher_path(s, 4, &sw), QUARRY_INVALID_ARGUMENT);
+        CHECK(sw == 77);
+        /* a rejected value leaves the switch as it was */
+        OK(quarry_searcher_set_path(s, QUARRY_PATH_BULK_AND, QUARRY_SWITCH_OFF));
+        EXPECT(quarry_searcher_set_path(s, QUARRY_PATH_BULK_AND, 0xffffffffu), QUARRY_INVALID_ARGUMENT);
+        OK(quarry_searcher_path(s, QUARRY_PATH_BULK_AND, &sw));
+        CHECK(sw == QUARRY_SWITCH_OFF);
+        OK(quarry_searcher_set_path(s, QUARRY_PATH_BULK_AND, QUARRY_SWITCH_AUTO));
+        OK(quarry_searcher_path(s, QUARRY_PATH_BULK_AND, &sw));
+        CHECK(sw == QUARRY_SWITCH_AUTO);
+    }
 
     EXPECT(quarry_searcher_search(NULL, q, NULL, 0, 10, &h), QUARRY_NULL_ARGUMENT);
     EXPECT(quarry_searcher_search(s, NULL, NULL, 0, 10, &h), QUARRY_NULL_ARGUMENT);
@@ -274,9 +299,20 @@ static void searcher_errors(const char *dir, const char *scratch) {
     EXPECT(quarry_searcher_search_flags(s, q, NULL, 0, 10, 2, &h), QUARRY_INVALID_ARGUMENT);
     EXPECT(quarry_searcher_search_flags(s, q, NULL, 0, 10, 0x80000000u, &h), QUARRY_INVALID_ARGUMENT);
     CHECK_MSG("unknown search flags");
+    EXPECT(quarry_searcher_search_total(NULL, q, NULL, 0, 10, QUARRY_TOTAL_DEFAULT, &h), QUARRY_NULL_ARGUMENT);
+    CHECK_MSG("searcher is NULL");
+    EXPECT(quarry_searcher_search_total(s, NULL, NULL, 0, 10, QUARRY_TOTAL_DEFAULT, &h), QUARRY_NULL_ARGUMENT);
+    CHECK_MSG("query is NULL");
+    EXPECT(quarry_searcher_search_total(s, q, NULL, 0, 10, QUARRY_TOTAL_EXACT, NULL), QUARRY_NULL_ARGUMENT);
+    CHECK_MSG("out is NULL");
+    /* a NULL pointer is reported before a bad flag, as before */
+    EXPECT(quarry_searcher_search_flags(s, q, NULL, 0, 10, 2, NULL), QUARRY_NULL_ARGUMENT);
+    CHECK_MSG("out is NULL");
     {
         quarry_query *bad = ffi_match("nope", "alpha", QUARRY_OPERATOR_OR);
         EXPECT(quarry_searcher_search(s, bad, NULL, 0, 10, &h), QUARRY_SCHEMA);
+        CHECK_MSG("nope");
+        EXPECT(quarry_searcher_search_total(s, bad, NULL, 0, 10, QUARRY_TOTAL_LOWER_BOUND, &h), QUARRY_SCHEMA);
         CHECK_MSG("nope");
         quarry_query_free(bad);
         bad = ffi_term("id", "1"); /* string term on an i64 field */

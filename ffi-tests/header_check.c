@@ -16,6 +16,9 @@ int main(void) {
     quarry_sort_order order = QUARRY_SORT_DESC;
     quarry_exec_mode mode = QUARRY_EXEC_DAAT;
     quarry_value_type vt = QUARRY_VALUE_F64;
+    quarry_path path = QUARRY_PATH_BLOCK_MAX_OR;
+    quarry_switch sw = QUARRY_SWITCH_OFF;
+    uint64_t totals[3] = {QUARRY_TOTAL_EXACT, QUARRY_TOTAL_LOWER_BOUND, QUARRY_TOTAL_DEFAULT};
     size_t n = sizeof(quarry_status);
     (void)flags;
     (void)op;
@@ -23,6 +26,9 @@ int main(void) {
     (void)order;
     (void)mode;
     (void)vt;
+    (void)path;
+    (void)sw;
+    if (totals[0] != UINT64_MAX || totals[1] != 0 || totals[2] != 1000) return 4;
     if (quarry_version_number() != QUARRY_VERSION_NUMBER) return 1;
     st = quarry_schema_new(&schema);
     if (st != QUARRY_OK) return 2;

@@ -2,11 +2,15 @@
  * The whole lifecycle through the C API: schema -> indexer -> documents ->
  * commit -> searcher -> AND / OR / boolean / term queries -> hits with
  * stored fields, totals, sorting and sort values -> deletes, reopen, merge
- * -> every execution path returning identical results -> free.
+ * -> every execution path returning identical results -> counting modes
+ * (exact, lower-bound, at least N) and the per-path kill switches on an
+ * index with many matches -> free.
  *
  * Usage: lifecycle SCRATCH_DIR
  * When QUARRY_EXEC is set in the environment, a newly opened searcher must
- * report that mode (the driver runs this program with and without it).
+ * report that mode, and likewise the path switches QUARRY_TERM_TOPK,
+ * QUARRY_BLOCK_MAX_OR and QUARRY_BULK_AND (the driver runs this program with
+ * and without them).
  */
 #include "common.h"
 
@@ -377,12 +381,196 @@ static void check_exec_modes(const char *dir) {
     for (m = 0; m < 3; m++) quarry_searcher_free(s[m]);
 }
 
+/* An index where skipping pays: BIG_DOCS documents, all with "alpha", the
+ * even ones with "beta"; the first 20 hold both four times in a short body,
+ * so they fill any page of 10 and every later block is beaten. */
+#define BIG_DOCS 3000
+
+static void build_big_index(const char *dir) {
+    quarry_schema *schema = ffi_schema();
+    quarry_indexer *ix = NULL;
+    quarry_doc *d = NULL;
+    char body[256];
+    int i, j;
+    OK(quarry_indexer_open(dir, strlen(dir), schema, &ix));
+    quarry_schema_free(schema);
+    OK(quarry_doc_new(&d));
+    for (i = 0; i < BIG_DOCS; i++) {
+        int tf = i < 20 ? 4 : 1;
+        size_t n = 0;
+        body[0] = '\0';
+        for (j = 0; j < tf; j++) n += (size_t)sprintf(body + n, "alpha ");
+        if (i % 2 == 0)
+            for (j = 0; j < tf; j++) n += (size_t)sprintf(body + n, "beta ");
+        if (i >= 20)
+            for (j = 0; j < 1 + i % 7; j++) n += (size_t)sprintf(body + n, "filler ");
+        OK(quarry_doc_clear(d));
+        OK(quarry_doc_add_i64(d, S("id"), i));
+        OK(quarry_doc_add_text(d, S("body"), body, n));
+        OK(quarry_indexer_add_doc(ix, d));
+    }
+    quarry_doc_free(d);
+    OK(quarry_indexer_commit(ix));
+    quarry_indexer_free(ix);
+}
+
+static quarry_hits *run_total(const quarry_searcher *s, const quarry_query *q, uint64_t total) {
+    quarry_hits *h = NULL;
+    OK(quarry_searcher_search_total(s, q, NULL, 0, 10, total, &h));
+    return h;
+}
+
+/* Same documents with the same score bits, in the same order. */
+static int same_hits(const quarry_hits *a, const quarry_hits *b) {
+    size_t i;
+    if (quarry_hits_len(a) != quarry_hits_len(b)) return 0;
+    for (i = 0; i < quarry_hits_len(a); i++) {
+        uint64_t d1 = 0, d2 = 1;
+        float s1 = 0, s2 = 1;
+        OK(quarry_hits_doc(a, i, &d1));
+        OK(quarry_hits_doc(b, i, &d2));
+        OK(quarry_hits_score(a, i, &s1));
+        OK(quarry_hits_score(b, i, &s2));
+        if (d1 != d2 || memcmp(&s1, &s2, sizeof s1) != 0) return 0;
+    }
+    return 1;
+}
+
+/* Counting modes and kill switches. The searchers are set to
+ * QUARRY_EXEC_AUTO explicitly, so the fast paths run even when the driver
+ * sets QUARRY_EXEC in the environment. */
+static void check_totals_and_paths(const char *scratch) {
+    static const struct {
+        const char *text;
+        quarry_operator op;
+        quarry_path path; /* the fast path that runs the query */
+        uint64_t matches;
+    } cases[] = {
+        {"alpha", QUARRY_OPERATOR_OR, QUARRY_PATH_TERM_TOPK, BIG_DOCS},
+        {"alpha beta", QUARRY_OPERATOR_OR, QUARRY_PATH_BLOCK_MAX_OR, BIG_DOCS},
+        {"alpha beta", QUARRY_OPERATOR_AND, QUARRY_PATH_BULK_AND, BIG_DOCS / 2},
+    };
+    static const quarry_path paths[] = {QUARRY_PATH_TERM_TOPK, QUARRY_PATH_BLOCK_MAX_OR, QUARRY_PATH_BULK_AND};
+    char dir[4096];
+    quarry_searcher *s = NULL;
+    size_t c, p;
+    ffi_path(dir, sizeof dir, scratch, "big-idx");
+    build_big_index(dir);
+    OK(quarry_searcher_open(dir, strlen(dir), &s));
+    OK(quarry_searcher_set_exec_mode(s, QUARRY_EXEC_AUTO));
+    for (p = 0; p < 3; p++) OK(quarry_searcher_set_path(s, paths[p], QUARRY_SWITCH_AUTO));
+
+    for (c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        quarry_query *q = ffi_match("body", cases[c].text, cases[c].op);
+        uint64_t n = cases[c].matches;
+        quarry_hits *plain = run(s, q, NULL, 0, 10);
+        quarry_hits *exact = run_total(s, q, QUARRY_TOTAL_EXACT);
+        quarry_hits *lower = run_total(s, q, QUARRY_TOTAL_LOWER_BOUND);
+        quarry_hits *dflt = run_total(s, q, QUARRY_TOTAL_DEFAULT);
+        quarry_hits *five = run_total(s, q, 5);
+        quarry_hits *flagged = NULL;
+        quarry_searcher *off = NULL;
+        quarry_switch got = 0;
+
+        /* exact: every match, as quarry_searcher_search counts */
+        CHECK(quarry_hits_total(plain) == n && quarry_hits_total_is_exact(plain));
+        CHECK(quarry_hits_total(exact) == n && quarry_hits_total_is_exact(exact));
+        /* lower bound: the later blocks are skipped uncounted, and it says so */
+        CHECK(quarry_hits_total(lower) < n && !quarry_hits_total_is_exact(lower));
+        CHECK(quarry_hits_total(lower) >= 10);
+        OK(quarry_searcher_search_flags(s, q, NULL, 0, 10, QUARRY_SEARCH_TOTAL_LOWER_BOUND, &flagged));
+        CHECK(quarry_hits_total(flagged) == quarry_hits_total(lower));
+        CHECK(quarry_hits_total_is_exact(flagged) == quarry_hits_total_is_exact(lower));
+        /* at least N: exact up to N matches, then a flagged lower bound */
+        CHECK(quarry_hits_total(dflt) >= QUARRY_TOTAL_DEFAULT && quarry_hits_total(dflt) <= n);
+        CHECK(quarry_hits_total_is_exact(dflt) == (quarry_hits_total(dflt) == n));
+        CHECK(quarry_hits_total(five) >= 5 && quarry_hits_total(five) < n);
+        CHECK(!quarry_hits_total_is_exact(five));
+        /* the hits never depend on the counting mode */
+        CHECK(same_hits(plain, exact) && same_hits(plain, lower) && same_hits(plain, dflt));
+        CHECK(same_hits(plain, five) && same_hits(plain, flagged));
+        CHECK(quarry_hits_len(plain) == 10);
+
+        /* the query's path switched off: the same hits, document at a time,
+         * which counts every match even when it need not (that is how the
+         * switch is seen to act) */
+        OK(quarry_searcher_reopen(s, &off));
+        OK(quarry_searcher_set_path(off, cases[c].path, QUARRY_SWITCH_OFF));
+        OK(quarry_searcher_path(off, cases[c].path, &got));
+        CHECK(got == QUARRY_SWITCH_OFF);
+        OK(quarry_searcher_path(s, cases[c].path, &got));
+        CHECK(got == QUARRY_SWITCH_AUTO); /* other handles are unchanged */
+        {
+            quarry_hits *h = run_total(off, q, QUARRY_TOTAL_LOWER_BOUND);
+            CHECK(same_hits(plain, h));
+            CHECK(quarry_hits_total(h) == n && quarry_hits_total_is_exact(h));
+            quarry_hits_free(h);
+            h = run(off, q, NULL, 0, 10);
+            CHECK(same_hits(plain, h) && quarry_hits_total(h) == n);
+            quarry_hits_free(h);
+        }
+        /* every switch off: still the same hits; a reopened handle keeps them */
+        for (p = 0; p < 3; p++) OK(quarry_searcher_set_path(off, paths[p], QUARRY_SWITCH_OFF));
+        {
+            quarry_searcher *again = NULL;
+            quarry_hits *h;
+            OK(quarry_searcher_reopen(off, &again));
+            for (p = 0; p < 3; p++) {
+                got = 0;
+                OK(quarry_searcher_path(again, paths[p], &got));
+                CHECK(got == QUARRY_SWITCH_OFF);
+            }
+            h = run_total(again, q, QUARRY_TOTAL_DEFAULT);
+            CHECK(same_hits(plain, h) && quarry_hits_total(h) == n && quarry_hits_total_is_exact(h));
+            quarry_hits_free(h);
+            quarry_searcher_free(again);
+        }
+        /* and back on: the fast path runs again */
+        OK(quarry_searcher_set_path(off, cases[c].path, QUARRY_SWITCH_AUTO));
+        {
+            quarry_hits *h = run_total(off, q, QUARRY_TOTAL_LOWER_BOUND);
+            CHECK(same_hits(plain, h) && !quarry_hits_total_is_exact(h));
+            quarry_hits_free(h);
+        }
+        quarry_searcher_free(off);
+
+        quarry_hits_free(plain);
+        quarry_hits_free(exact);
+        quarry_hits_free(lower);
+        quarry_hits_free(dflt);
+        quarry_hits_free(five);
+        quarry_hits_free(flagged);
+        quarry_query_free(q);
+    }
+    quarry_searcher_free(s);
+}
+
 static void check_env_exec_mode(quarry_searcher *s) {
     const char *env = getenv("QUARRY_EXEC");
     quarry_exec_mode want = QUARRY_EXEC_AUTO;
     if (env != NULL && strcmp(env, "exhaustive") == 0) want = QUARRY_EXEC_EXHAUSTIVE;
     if (env != NULL && strcmp(env, "daat") == 0) want = QUARRY_EXEC_DAAT;
     CHECK(quarry_searcher_exec_mode(s) == want);
+}
+
+/* QUARRY_TERM_TOPK, QUARRY_BLOCK_MAX_OR and QUARRY_BULK_AND=off in the
+ * environment switch the path off on a newly opened searcher. */
+static void check_env_paths(const quarry_searcher *s) {
+    static const struct {
+        const char *var;
+        quarry_path path;
+    } vars[] = {
+        {"QUARRY_TERM_TOPK", QUARRY_PATH_TERM_TOPK},
+        {"QUARRY_BLOCK_MAX_OR", QUARRY_PATH_BLOCK_MAX_OR},
+        {"QUARRY_BULK_AND", QUARRY_PATH_BULK_AND},
+    };
+    size_t i;
+    for (i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *env = getenv(vars[i].var);
+        quarry_switch got = 0;
+        OK(quarry_searcher_path(s, vars[i].path, &got));
+        CHECK(got == (env != NULL && strcmp(env, "off") == 0 ? QUARRY_SWITCH_OFF : QUARRY_SWITCH_AUTO));
+    }
 }
 
 int main(int argc, char **argv) {
@@ -414,10 +602,12 @@ int main(int argc, char **argv) {
     OK(quarry_searcher_open(dir, strlen(dir), &s));
     CHECK(quarry_searcher_doc_count(s) == NDOCS);
     check_env_exec_mode(s);
+    check_env_paths(s);
     check_stored(s);
     check_queries(s);
     check_sorting(s);
     check_exec_modes(dir);
+    check_totals_and_paths(argv[1]);
 
     /* hits outlive their searcher */
     q = ffi_match("body", "zebra", QUARRY_OPERATOR_OR);

@@ -30,6 +30,25 @@
 #define QUARRY_VERSION_STRING "0.1.0"
 
 /**
+ * `total` of `quarry_searcher_search_total`: count every match (what
+ * `quarry_searcher_search` does). `UINT64_MAX`.
+ */
+#define QUARRY_TOTAL_EXACT 18446744073709551615ull
+
+/**
+ * `total` of `quarry_searcher_search_total`: count only what the search
+ * visits (what `QUARRY_SEARCH_TOTAL_LOWER_BOUND` does).
+ */
+#define QUARRY_TOTAL_LOWER_BOUND 0
+
+/**
+ * `total` of `quarry_searcher_search_total`: the library's recommended
+ * setting, Lucene's default threshold: the exact number whenever fewer
+ * than 1000 documents match, otherwise a lower bound of at least 1000.
+ */
+#define QUARRY_TOTAL_DEFAULT 1000
+
+/**
  * A document under construction: a list of (field name, value) pairs,
  * checked against the index's schema when the document is added.
  *
@@ -100,8 +119,9 @@ typedef struct quarry_schema quarry_schema;
  *
  * Thread safety: any number of threads may call the `const` functions
  * (`quarry_searcher_search`, `_reopen`, `_doc_count`, ...) on one searcher
- * concurrently. `quarry_searcher_set_exec_mode` and `quarry_searcher_free`
- * need exclusive use: call them when no other thread uses the searcher.
+ * concurrently. `quarry_searcher_set_exec_mode`, `quarry_searcher_set_path`
+ * and `quarry_searcher_free` need exclusive use: call them when no other
+ * thread uses the searcher.
  */
 typedef struct quarry_searcher quarry_searcher;
 
@@ -161,6 +181,23 @@ typedef uint32_t quarry_sort_order;
  * read when a searcher is opened.
  */
 typedef uint32_t quarry_exec_mode;
+
+/**
+ * One fast path of `QUARRY_EXEC_AUTO`: one of the `QUARRY_PATH_*`
+ * constants. Each has a kill switch (`quarry_switch`) per searcher
+ * handle, also set by an environment variable read when a searcher is
+ * opened (`auto` or `off`). A path switched off sends its queries
+ * document-at-a-time instead, with bit-identical hits. Under
+ * `QUARRY_EXEC_EXHAUSTIVE` and `QUARRY_EXEC_DAAT` no fast path runs,
+ * whatever the switches say.
+ */
+typedef uint32_t quarry_path;
+
+/**
+ * The setting of a fast path's kill switch: one of the `QUARRY_SWITCH_*`
+ * constants.
+ */
+typedef uint32_t quarry_switch;
 
 /**
  * Flags of `quarry_searcher_search_flags` (bits, OR-ed together).
@@ -342,6 +379,36 @@ typedef uint32_t quarry_value_type;
  * Document-at-a-time iteration over posting blocks.
  */
 #define QUARRY_EXEC_DAAT 3
+
+/**
+ * A single term in score order, block by block, skipping blocks whose
+ * best score cannot enter the page (`QUARRY_TERM_TOPK`); in sorted
+ * search, a single term window at a time.
+ */
+#define QUARRY_PATH_TERM_TOPK 1
+
+/**
+ * Disjunctions (booleans without a required clause) window at a time
+ * with block-max MaxScore (`QUARRY_BLOCK_MAX_OR`).
+ */
+#define QUARRY_PATH_BLOCK_MAX_OR 2
+
+/**
+ * Conjunctions (booleans with a required clause) window at a time,
+ * intersected in bulk, skipping windows by their score bounds
+ * (`QUARRY_BULK_AND`).
+ */
+#define QUARRY_PATH_BULK_AND 3
+
+/**
+ * Use the path wherever it applies (the default).
+ */
+#define QUARRY_SWITCH_AUTO 1
+
+/**
+ * Never use the path.
+ */
+#define QUARRY_SWITCH_OFF 2
 
 /**
  * The total may be a lower bound: a search may then skip documents that
@@ -862,7 +929,9 @@ void quarry_sort_free(quarry_sort *sort);
  * Opens a searcher on the newest commit of the index in the directory
  * `path` (`path_len` bytes, need not be UTF-8 or NUL-terminated, no NUL).
  * The execution path comes from the environment variable `QUARRY_EXEC`
- * (default auto).
+ * (default auto), the fast-path switches from `QUARRY_TERM_TOPK`,
+ * `QUARRY_BLOCK_MAX_OR` and `QUARRY_BULK_AND` (default auto; see
+ * `quarry_path`).
  *
  * On `QUARRY_OK`, `*out` is a new searcher owned by the caller (free it
  * with `quarry_searcher_free`).
@@ -878,7 +947,8 @@ quarry_status quarry_searcher_open(const char *path, size_t path_len, quarry_sea
 
 /**
  * Opens a new searcher on the newest commit of the same index, sharing
- * the unchanged segments with `searcher` and keeping its execution mode.
+ * the unchanged segments with `searcher` and keeping its execution mode
+ * and fast-path switches.
  * `searcher` itself is unchanged and stays valid: free each separately.
  *
  * On `QUARRY_OK`, `*out` is a new searcher owned by the caller.
@@ -935,6 +1005,43 @@ quarry_status quarry_searcher_set_exec_mode(quarry_searcher *searcher, quarry_ex
 quarry_exec_mode quarry_searcher_exec_mode(const quarry_searcher *searcher);
 
 /**
+ * Sets the kill switch of the fast path `path` (a `QUARRY_PATH_*`
+ * constant) for later searches on this handle (searchers from
+ * `quarry_searcher_reopen` inherit it) to `value` (a `QUARRY_SWITCH_*`
+ * constant). This overrides the path's environment variable. Hits are
+ * the same either way; only the speed, and a total that may be a lower
+ * bound, can differ.
+ *
+ * Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_INVALID_ARGUMENT` (unknown path
+ * or value; the searcher is then unchanged).
+ * Thread safety: needs exclusive use of the searcher: set it before
+ * sharing the searcher between threads.
+ *
+ * # Safety
+ * `searcher` is NULL or a live searcher that no other thread uses during
+ * the call.
+ */
+quarry_status quarry_searcher_set_path(quarry_searcher *searcher,
+                                       quarry_path path,
+                                       quarry_switch value);
+
+/**
+ * Writes the kill switch of the fast path `path` (a `QUARRY_PATH_*`
+ * constant) on this handle to `*out` (a `QUARRY_SWITCH_*` constant).
+ *
+ * Errors: `QUARRY_NULL_ARGUMENT` (`searcher`, `out`),
+ * `QUARRY_INVALID_ARGUMENT` (unknown path).
+ * Thread safety: any number of threads may call it at once.
+ *
+ * # Safety
+ * `searcher` is NULL or a live searcher; `out` is NULL or valid for
+ * writing one `quarry_switch`.
+ */
+quarry_status quarry_searcher_path(const quarry_searcher *searcher,
+                                   quarry_path path,
+                                   quarry_switch *out);
+
+/**
  * Runs `query` and returns the page of hits `[offset, offset + limit)`
  * in the order of `sort`, or, when `sort` is NULL, by score descending
  * then document number ascending. Every match is counted
@@ -982,6 +1089,31 @@ quarry_status quarry_searcher_search_flags(const quarry_searcher *searcher,
                                            size_t offset,
                                            size_t limit,
                                            quarry_search_flags flags,
+                                           quarry_hits **out);
+
+/**
+ * `quarry_searcher_search` counting exactly the first `total` matches
+ * only: once that many are counted, the search may skip documents that
+ * cannot enter the page without counting them, and the total is then a
+ * lower bound of at least `total` (`quarry_hits_total_is_exact` says
+ * which). `QUARRY_TOTAL_EXACT` (`UINT64_MAX`) counts every match, as
+ * `quarry_searcher_search` does; `QUARRY_TOTAL_LOWER_BOUND` (0) counts
+ * only what the search visits, as `QUARRY_SEARCH_TOTAL_LOWER_BOUND` does;
+ * `QUARRY_TOTAL_DEFAULT` (1000) is the recommended setting for a host
+ * that shows "N results" (see docs/C-API.md). The hits are the same
+ * whatever `total` is; every value is valid.
+ *
+ * Ownership, thread safety and errors as `quarry_searcher_search`.
+ *
+ * # Safety
+ * As `quarry_searcher_search`.
+ */
+quarry_status quarry_searcher_search_total(const quarry_searcher *searcher,
+                                           const quarry_query *query,
+                                           const quarry_sort *sort,
+                                           size_t offset,
+                                           size_t limit,
+                                           uint64_t total,
                                            quarry_hits **out);
 
 /**

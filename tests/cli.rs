@@ -13,12 +13,26 @@ fn data(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// The environment variables that choose execution paths.
+const PATH_VARS: [&str; 4] = [
+    "QUARRY_EXEC",
+    "QUARRY_TERM_TOPK",
+    "QUARRY_BLOCK_MAX_OR",
+    "QUARRY_BULK_AND",
+];
+
+/// `quarry` with `args` and none of the [`PATH_VARS`] set.
+fn quarry(args: &[&str]) -> Command {
+    let mut cmd = Command::new(BIN);
+    cmd.args(args);
+    for var in PATH_VARS {
+        cmd.env_remove(var);
+    }
+    cmd
+}
+
 fn run(args: &[&str]) -> Output {
-    Command::new(BIN)
-        .args(args)
-        .env_remove("QUARRY_EXEC")
-        .output()
-        .expect("run quarry")
+    quarry(args).output().expect("run quarry")
 }
 
 /// Runs quarry, asserts success, returns stdout.
@@ -575,6 +589,185 @@ fn a_lower_bound_total_skips_blocks_and_says_so() {
     }
 }
 
+/// `--total N` counts exactly up to N matches and then flags a lower
+/// bound; `--path NAME=off` turns one fast path off with identical hits.
+#[test]
+fn total_thresholds_and_path_switches() {
+    let tmp = tempfile::tempdir().unwrap();
+    let idx = tmp.path().join("idx");
+    index_sample(&idx, &[]);
+    let json_of =
+        |out: &str| -> serde_json::Value { serde_json::from_str(out).expect("json line") };
+    let json = |query: &str, extra: &[&str]| -> serde_json::Value {
+        let mut args = vec![
+            "search",
+            s(&idx),
+            query,
+            "--format",
+            "json",
+            "--id-field",
+            "id",
+        ];
+        args.extend_from_slice(extra);
+        json_of(&ok(&args))
+    };
+    let total = |v: &serde_json::Value| {
+        (
+            v["total_hits"].as_u64().unwrap(),
+            v["total_is_exact"] == true,
+        )
+    };
+
+    // "the" is in most documents: an exact count, then thresholds below it.
+    let exact = json("the", &[]);
+    let (n, is_exact) = total(&exact);
+    assert!(n > 1000 && is_exact, "{n}");
+    assert_eq!(exact["hits"].as_array().unwrap().len(), 10);
+    for t in [5u64, 1000] {
+        let got = json("the", &["--total", &t.to_string()]);
+        assert_eq!(got["hits"], exact["hits"], "--total {t}");
+        let (m, is_exact) = total(&got);
+        assert!(!is_exact && (t..n).contains(&m), "--total {t}: {m} of {n}");
+    }
+    // A threshold at or above the matches counts them all.
+    for t in [n, n + 1] {
+        let got = json("the", &["--total", &t.to_string()]);
+        assert_eq!(total(&got), (n, true), "--total {t}");
+        assert_eq!(got["hits"], exact["hits"]);
+    }
+
+    // Every switch off, alone or together: the same output (exact totals).
+    for op in ["or", "and"] {
+        for sort in [&[][..], &["--sort", "year:desc,score"]] {
+            let mut args = vec!["--op", op];
+            args.extend_from_slice(sort);
+            let base = search_tsv(&idx, &args);
+            let all_off = [
+                "--path",
+                "term-topk=off",
+                "--path",
+                "block-max-or=off",
+                "--path",
+                "bulk-and=off",
+            ];
+            for extra in [&all_off[..2], &all_off[2..4], &all_off[4..], &all_off[..]] {
+                let got = search_tsv(&idx, &[&args[..], extra].concat());
+                assert!(got == base, "{args:?} {extra:?} changed the output");
+            }
+        }
+    }
+
+    // The switches act: with a lower-bound total, each shape skips on its
+    // fast path and counts every match document-at-a-time once that path
+    // is off, with the same hits; the other paths' switches change nothing.
+    let shapes = [
+        ("the", "or", "term-topk"),
+        ("the of", "or", "block-max-or"),
+        ("the of", "and", "bulk-and"),
+    ];
+    for (query, op, path) in shapes {
+        let args = ["--op", op, "--total", "lower-bound"];
+        let want = json(query, &["--op", op]);
+        let fast = json(query, &args);
+        assert_eq!(fast["hits"], want["hits"], "{query} {op}");
+        assert!(!total(&fast).1, "{query} {op}: the fast path skipped");
+        for (_, _, other) in shapes {
+            let off = format!("{other}=off");
+            let got = json(query, &[&args[..], &["--path", &off]].concat());
+            assert_eq!(got["hits"], want["hits"], "{query} {op} --path {off}");
+            if other == path {
+                assert_eq!(total(&got), total(&want), "{query} {op} --path {off}");
+            } else {
+                assert_eq!(total(&got), total(&fast), "{query} {op} --path {off}");
+            }
+        }
+        // The last setting of a path wins, and --path beats the environment.
+        let off = format!("{path}=off");
+        let on = format!("{path}=auto");
+        let got = json(
+            query,
+            &[&args[..], &["--path", &off, "--path", &on]].concat(),
+        );
+        assert_eq!(total(&got), total(&fast), "{query} {op} off then auto");
+        let var = format!("QUARRY_{}", path.replace('-', "_").to_uppercase());
+        let mut search = vec!["search", s(&idx), query, "--format", "json"];
+        search.extend_from_slice(&args);
+        for (extra, want_total) in [
+            (&[][..], total(&want)),
+            (&["--path", &on][..], total(&fast)),
+        ] {
+            let out = quarry(&[&search[..], extra].concat())
+                .env(&var, "off")
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{var}=off {extra:?}");
+            let got = json_of(std::str::from_utf8(&out.stdout).unwrap());
+            assert_eq!(total(&got), want_total, "{var}=off {extra:?}");
+        }
+    }
+
+    // Bad values: exit 2, saying what is wrong and what is accepted.
+    let d = s(&idx);
+    let err = fails(&["search", d, "x", "--path", "nosuchpath=off"], 2);
+    assert!(
+        err.contains("unknown path 'nosuchpath'")
+            && err.contains("term-topk, block-max-or, bulk-and"),
+        "{err}"
+    );
+    let err = fails(&["search", d, "x", "--path", "bulk-and=maybe"], 2);
+    assert!(err.contains("expected 'auto' or 'off'"), "{err}");
+    let err = fails(&["search", d, "x", "--path", "bulk-and"], 2);
+    assert!(err.contains("expected NAME=auto|off"), "{err}");
+    let err = fails(&["bench", d, "--queries", "q.tsv", "--total", "-5"], 2);
+    assert!(err.contains("invalid value '-5' for --total"), "{err}");
+
+    // bench takes both, and its check accepts flagged lower bounds.
+    let queries = data("queries.tsv");
+    let json_out = tmp.path().join("bench.json");
+    for extra in [
+        &["--total", "5", "--path", "bulk-and=off"][..],
+        &["--total", "lower-bound", "--sort", "year:desc,score"],
+        &[
+            "--total",
+            "lower-bound",
+            "--op",
+            "and",
+            "--path",
+            "term-topk=off",
+        ],
+    ] {
+        let mut args = vec![
+            "bench",
+            d,
+            "--queries",
+            s(&queries),
+            "--warmup-s",
+            "0",
+            "--measure-s",
+            "0.02",
+            "--json-out",
+            s(&json_out),
+        ];
+        args.extend_from_slice(extra);
+        assert!(ok(&args).starts_with("class"), "{extra:?}");
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json_out).unwrap()).unwrap();
+        assert_eq!(v["config"]["total"], extra[1], "{extra:?}");
+        let off = extra
+            .iter()
+            .position(|&a| a == "--path")
+            .map(|i| extra[i + 1]);
+        for path in ["term-topk", "block-max-or", "bulk-and"] {
+            let want = if off == Some(&format!("{path}=off")[..]) {
+                "off"
+            } else {
+                "auto"
+            };
+            assert_eq!(v["config"]["paths"][path], want, "{extra:?}");
+        }
+    }
+}
+
 #[test]
 fn append_matches_a_single_run_and_rejects_another_schema() {
     let tmp = tempfile::tempdir().unwrap();
@@ -772,6 +965,11 @@ fn usage_errors_exit_2_with_a_message() {
         &["search", d, "x", "--format", "xml"],
         &["search", d, "x", "--sort", "year:sideways"],
         &["search", d, "x", "--sort", "year", "--total", "roughly"],
+        &["search", d, "x", "--total", "-5"],
+        &["search", d, "x", "--path", "term-topk"],
+        &["search", d, "x", "--path", "nosuchpath=off"],
+        &["search", d, "x", "--path", "bulk-and=maybe"],
+        &["search", d, "x", "--path"],
         &["search", d, "x", "--sort", "nosuchfield"],
         &["search", d, "x", "--sort", "body"],
         &["search", d, "x", "--sort", ""],
@@ -784,6 +982,8 @@ fn usage_errors_exit_2_with_a_message() {
         &["bench", d],
         &["bench", d, "--queries", "q.tsv", "--threads", "0"],
         &["bench", d, "--queries", "q.tsv", "--measure-s", "-1"],
+        &["bench", d, "--queries", "q.tsv", "--total", "roughly"],
+        &["bench", d, "--queries", "q.tsv", "--path", "term-topk=on"],
         &["merge"],
         &["merge", d, "--max-segments", "0"],
         &["stats"],

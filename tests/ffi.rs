@@ -146,7 +146,16 @@ fn build_c99(name: &str) -> PathBuf {
     build(name, "gcc", &["-std=c99"], "")
 }
 
-/// Runs a test program with a fresh scratch directory, `QUARRY_EXEC`
+/// The environment variables that choose execution paths: removed for
+/// every test program unless given.
+const PATH_VARS: [&str; 4] = [
+    "QUARRY_EXEC",
+    "QUARRY_TERM_TOPK",
+    "QUARRY_BLOCK_MAX_OR",
+    "QUARRY_BULK_AND",
+];
+
+/// Runs a test program with a fresh scratch directory, the [`PATH_VARS`]
 /// removed unless given in `env`, and asserts it passed.
 fn run_program(prefix: &[&str], bin: &Path, extra_args: &[&str], env: &[(&str, &str)]) -> Output {
     let scratch = tempfile::tempdir().unwrap();
@@ -157,9 +166,10 @@ fn run_program(prefix: &[&str], bin: &Path, extra_args: &[&str], env: &[(&str, &
         c.args(&prefix[1..]).arg(bin);
         c
     };
-    cmd.arg(scratch.path())
-        .args(extra_args)
-        .env_remove("QUARRY_EXEC");
+    cmd.arg(scratch.path()).args(extra_args);
+    for var in PATH_VARS {
+        cmd.env_remove(var);
+    }
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -285,6 +295,26 @@ fn c_lifecycle_with_quarry_exec_from_the_environment() {
         &build_c99("lifecycle"),
         &[],
         &[("QUARRY_EXEC", "daat")],
+    );
+}
+
+#[test]
+fn c_lifecycle_with_path_switches_from_the_environment() {
+    run_program(
+        &[],
+        &build_c99("lifecycle"),
+        &[],
+        &[
+            ("QUARRY_TERM_TOPK", "off"),
+            ("QUARRY_BLOCK_MAX_OR", "off"),
+            ("QUARRY_BULK_AND", "off"),
+        ],
+    );
+    run_program(
+        &[],
+        &build_c99("lifecycle"),
+        &[],
+        &[("QUARRY_BULK_AND", "off"), ("QUARRY_TERM_TOPK", "auto")],
     );
 }
 

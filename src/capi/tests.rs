@@ -128,6 +128,9 @@ fn status_codes_are_frozen_and_in_the_header() {
                 && !k.starts_with("QUARRY_SORT_")
                 && !k.starts_with("QUARRY_EXEC_")
                 && !k.starts_with("QUARRY_SEARCH_")
+                && !k.starts_with("QUARRY_PATH_")
+                && !k.starts_with("QUARRY_SWITCH_")
+                && !k.starts_with("QUARRY_TOTAL_")
                 && !k.starts_with("QUARRY_VALUE_")
                 && k != "QUARRY_H"
         })
@@ -136,6 +139,39 @@ fn status_codes_are_frozen_and_in_the_header() {
         header_codes,
         FROZEN.len(),
         "a status code in the header is missing from FROZEN"
+    );
+}
+
+/// The fast paths, switches and counting constants are ABI too, and the
+/// counting constants are the Rust API's thresholds.
+#[test]
+fn path_switch_and_total_constants_are_frozen() {
+    use super::searcher::*;
+    use crate::TotalMode;
+    for (name, rust, value) in [
+        ("QUARRY_PATH_TERM_TOPK", QUARRY_PATH_TERM_TOPK, 1),
+        ("QUARRY_PATH_BLOCK_MAX_OR", QUARRY_PATH_BLOCK_MAX_OR, 2),
+        ("QUARRY_PATH_BULK_AND", QUARRY_PATH_BULK_AND, 3),
+        ("QUARRY_SWITCH_AUTO", QUARRY_SWITCH_AUTO, 1),
+        ("QUARRY_SWITCH_OFF", QUARRY_SWITCH_OFF, 2),
+    ] {
+        assert_eq!(rust, value, "{name} was renumbered");
+        assert_eq!(define(name), value.to_string(), "{name} in the header");
+    }
+    assert_eq!(define("QUARRY_TOTAL_EXACT"), format!("{}ull", u64::MAX));
+    assert_eq!(define("QUARRY_TOTAL_LOWER_BOUND"), "0");
+    assert_eq!(define("QUARRY_TOTAL_DEFAULT"), "1000");
+    assert_eq!(
+        TotalMode::from_threshold(QUARRY_TOTAL_EXACT),
+        TotalMode::Exact
+    );
+    assert_eq!(
+        TotalMode::from_threshold(QUARRY_TOTAL_LOWER_BOUND),
+        TotalMode::LowerBound
+    );
+    assert_eq!(
+        TotalMode::from_threshold(QUARRY_TOTAL_DEFAULT),
+        TotalMode::default()
     );
 }
 

@@ -2,10 +2,10 @@
 
 use std::time::{Duration, Instant};
 
-use quarry::{ExecMode, Operator, Query, SearchRequest, Searcher, TotalMode};
+use quarry::{ExecMode, Hits, Operator, Query, SearchRequest, Searcher, TotalMode};
 
 use crate::cli::{self, CliError, Cmd};
-use crate::search::{self, RawRule};
+use crate::search::{self, FastPath, PathArgs, RawRule};
 
 pub const USAGE: &str = "\
 Usage: quarry bench DIR --queries FILE.tsv [OPTIONS]
@@ -17,8 +17,10 @@ CPU time per query (getrusage-style CPU of the whole process / completed),
 and the p50 and p99 of the per-search wall-clock latency.
 
 Before measuring, every query's hits are checked against the exhaustive
-path (same documents, same f32 score bits, same totals); a mismatch fails
-the run (skip with --no-check).
+path: the same documents with the same f32 score bits, and the same
+total, except that with --total lower-bound or N a total flagged as a
+lower bound must be at most the exact one (and at least N). A mismatch
+fails the run (skip with --no-check).
 
 Options:
   --queries FILE      the queries (required)
@@ -26,7 +28,17 @@ Options:
   --op and|or         how the query's terms combine [default: or]
   --k N               hits per query [default: 10]
   --sort SPEC         sort order, as for 'quarry search'
+  --total MODE        exact, lower-bound or N, as for 'quarry search'
+                      [default: exact, so that every path pays for a full
+                      count and the figures compare across paths; N
+                      measures what a host counting N matches pays, the
+                      library's default being 1000]
   --exec MODE         auto, exhaustive or daat [default: $QUARRY_EXEC, else auto]
+  --path NAME=auto|off
+                      the kill switch of one fast path (repeatable), as
+                      for 'quarry search': term-topk, block-max-or,
+                      bulk-and [default: their environment variables,
+                      else auto]
   --warmup-s SECS     warm-up per class [default: 3]
   --measure-s SECS    measured time per class [default: 12]
   --threads N         threads sharing one searcher [default: 1]
@@ -42,7 +54,8 @@ struct Args {
     op: Operator,
     k: usize,
     sort: Option<Vec<RawRule>>,
-    exec: Option<ExecMode>,
+    total: TotalMode,
+    paths: PathArgs,
     warmup: f64,
     measure: f64,
     threads: usize,
@@ -61,7 +74,8 @@ fn parse(p: &mut lexopt::Parser) -> Result<Option<Args>, CliError> {
         op: Operator::Or,
         k: 10,
         sort: None,
-        exec: None,
+        total: TotalMode::Exact,
+        paths: PathArgs::default(),
         warmup: 3.0,
         measure: 12.0,
         threads: 1,
@@ -76,7 +90,9 @@ fn parse(p: &mut lexopt::Parser) -> Result<Option<Args>, CliError> {
             Long("op") => a.op = cli::choice_value(p, "--op", "'and' or 'or'", search::parse_op)?,
             Long("k") => a.k = cli::parsed_value(p, "--k", "a non-negative integer")?,
             Long("sort") => a.sort = Some(search::parse_sort(&cli::string_value(p, "--sort")?)?),
-            Long("exec") => a.exec = Some(search::exec_value(p)?),
+            Long("total") => a.total = search::total_value(p)?,
+            Long("exec") => a.paths.exec = Some(search::exec_value(p)?),
+            Long("path") => a.paths.paths.push(search::path_value(p)?),
             Long("warmup-s") => a.warmup = cli::seconds_value(p, "--warmup-s")?,
             Long("measure-s") => a.measure = cli::seconds_value(p, "--measure-s")?,
             Long("threads") => {
@@ -119,7 +135,7 @@ struct ClassResult {
 }
 
 fn run_args(a: &Args) -> Result<(), CliError> {
-    let searcher = search::open_searcher(&a.dir, a.exec)?;
+    let searcher = search::open_searcher(&a.dir, &a.paths)?;
     let schema = searcher.schema().clone();
     let field = search::search_field(&schema, &a.field)?;
     let sort = a
@@ -131,7 +147,7 @@ fn run_args(a: &Args) -> Result<(), CliError> {
         offset: 0,
         limit: a.k,
         sort,
-        total: TotalMode::Exact,
+        total: a.total,
     };
     // Classes in order of first appearance.
     let mut classes: Vec<Class> = Vec::new();
@@ -192,6 +208,13 @@ fn run_args(a: &Args) -> Result<(), CliError> {
     cli::print_stdout(&table)?;
 
     if let Some(path) = &a.json_out {
+        let paths: serde_json::Map<String, serde_json::Value> = FastPath::ALL
+            .into_iter()
+            .map(|p| {
+                let switch = p.get(searcher.options());
+                (p.name().to_owned(), search::switch_name(switch).into())
+            })
+            .collect();
         let classes: Vec<serde_json::Value> = results
             .iter()
             .map(|r| {
@@ -215,6 +238,8 @@ fn run_args(a: &Args) -> Result<(), CliError> {
                 "k": a.k,
                 "sort": a.sort.as_ref().map(|r| r.iter().map(|r| format!("{}:{}", r.key, if r.descending { "desc" } else { "asc" })).collect::<Vec<_>>().join(",")),
                 "exec": format!("{:?}", searcher.options().exec).to_lowercase(),
+                "paths": paths,
+                "total": total_name(a.total),
                 "threads": a.threads,
                 "warmup_s": a.warmup,
                 "measure_s": a.measure,
@@ -229,34 +254,73 @@ fn run_args(a: &Args) -> Result<(), CliError> {
     Ok(())
 }
 
-/// Compares every query's hits with the exhaustive path's.
+/// `--total` as given: `exact`, `lower-bound` or N.
+fn total_name(t: TotalMode) -> String {
+    match t {
+        TotalMode::Exact => "exact".into(),
+        TotalMode::LowerBound => "lower-bound".into(),
+        TotalMode::AtLeast(n) => n.to_string(),
+    }
+}
+
+/// Compares every query's hits with the exhaustive path's, and its total
+/// with the exact count ([`check_total`]).
 fn check(searcher: &Searcher, classes: &[Class], req: &SearchRequest) -> Result<(), CliError> {
     let mut o = searcher.options().clone();
     o.exec = ExecMode::Exhaustive;
     let oracle = searcher.clone().with_options(o);
+    let exact = req.clone().with_total(TotalMode::Exact);
     for c in classes {
         for (text, q) in &c.queries {
             let got = searcher.search(q, req)?;
-            let want = oracle.search(q, req)?;
-            let key = |h: &quarry::Hits| {
-                (
-                    h.total_hits,
-                    h.hits
-                        .iter()
-                        .map(|h| (h.doc, h.score.to_bits()))
-                        .collect::<Vec<_>>(),
-                )
+            let want = oracle.search(q, &exact)?;
+            let hits = |h: &Hits| -> Vec<(u64, u32)> {
+                h.hits.iter().map(|h| (h.doc, h.score.to_bits())).collect()
             };
-            if key(&got) != key(&want) {
+            let total = check_total(req.total, &got, want.total_hits);
+            if hits(&got) != hits(&want) || total.is_err() {
                 return Err(CliError::failed(format!(
-                    "class {}, query {text:?}: the {:?} path disagrees with the exhaustive path\n  got:  {:?}\n  want: {:?}",
+                    "class {}, query {text:?}: the path ({:?}) disagrees with the exhaustive path{}\n  got:  total {}{} {:?}\n  want: total {} {:?}",
                     c.name,
-                    searcher.options().exec,
-                    key(&got),
-                    key(&want)
+                    searcher.options(),
+                    total.err().map(|e| format!(": {e}")).unwrap_or_default(),
+                    got.total_hits,
+                    if got.total_is_exact { "" } else { "+" },
+                    hits(&got),
+                    want.total_hits,
+                    hits(&want),
                 )));
             }
         }
+    }
+    Ok(())
+}
+
+/// Whether `got`'s total is right for the mode, given the exact count: an
+/// exact total equals it (and `TotalMode::Exact` must give an exact one);
+/// a total flagged as a lower bound is at most it and, having stopped
+/// counting only once the mode allowed, at least the mode's threshold.
+fn check_total(mode: TotalMode, got: &Hits, exact: u64) -> Result<(), String> {
+    let total = got.total_hits;
+    if got.total_is_exact {
+        if total != exact {
+            return Err(format!(
+                "a total of {total} flagged exact, but {exact} documents match"
+            ));
+        }
+    } else if mode == TotalMode::Exact {
+        return Err(format!(
+            "an exact total was asked for, but {total} is flagged as a lower bound"
+        ));
+    } else if total > exact {
+        return Err(format!(
+            "the lower bound {total} exceeds the {exact} documents that match"
+        ));
+    } else if total < mode.threshold().min(exact) {
+        return Err(format!(
+            "the lower bound {total} counts fewer than the {} matches asked for",
+            mode.threshold()
+        ));
     }
     Ok(())
 }
@@ -332,4 +396,46 @@ fn process_cpu_seconds() -> f64 {
     unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
     let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
     tv(ru.ru_utime) + tv(ru.ru_stime)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hits(total_hits: u64, total_is_exact: bool) -> Hits {
+        Hits {
+            hits: Vec::new(),
+            total_hits,
+            total_is_exact,
+            scored_docs: 0,
+        }
+    }
+
+    #[test]
+    fn totals_are_checked_against_the_exact_count() {
+        let (exact, lower, at_100) = (
+            TotalMode::Exact,
+            TotalMode::LowerBound,
+            TotalMode::AtLeast(100),
+        );
+        // Exact totals must be the count, whatever the mode.
+        for mode in [exact, lower, at_100] {
+            assert!(check_total(mode, &hits(500, true), 500).is_ok());
+            assert!(check_total(mode, &hits(499, true), 500).is_err());
+            assert!(check_total(mode, &hits(501, true), 500).is_err());
+        }
+        // Exact mode never accepts a lower bound.
+        assert!(check_total(exact, &hits(500, false), 500).is_err());
+        assert!(check_total(exact, &hits(10, false), 500).is_err());
+        // A lower bound is at most the count...
+        assert!(check_total(lower, &hits(10, false), 500).is_ok());
+        assert!(check_total(lower, &hits(0, false), 500).is_ok());
+        assert!(check_total(lower, &hits(501, false), 500).is_err());
+        assert!(check_total(at_100, &hits(501, false), 500).is_err());
+        // ...and at least the threshold (or the count, when smaller).
+        assert!(check_total(at_100, &hits(100, false), 500).is_ok());
+        assert!(check_total(at_100, &hits(99, false), 500).is_err());
+        assert!(check_total(at_100, &hits(60, false), 60).is_ok());
+        assert!(check_total(at_100, &hits(59, false), 60).is_err());
+    }
 }

@@ -7,8 +7,8 @@ use std::io::Write as _;
 use std::path::Path;
 
 use quarry::{
-    ExecMode, FieldId, FieldType, Hit, Hits, Operator, Query, Schema, SearchRequest, Searcher,
-    SortKey, SortSpec, TotalMode, Value,
+    ExecMode, FieldId, FieldType, Hit, Hits, Operator, Query, Schema, SearchOptions, SearchRequest,
+    Searcher, SortKey, SortSpec, Switch, TotalMode, Value,
 };
 
 use crate::cli::{self, CliError, Cmd};
@@ -43,6 +43,16 @@ Options:
                       internal document number]
   --exec MODE         execution path: auto, exhaustive or daat [default:
                       $QUARRY_EXEC, else auto]
+  --path NAME=auto|off
+                      the kill switch of one fast path of --exec auto
+                      (repeatable; the last one per NAME wins): term-topk
+                      (single terms block by block), block-max-or
+                      (disjunctions by block-max MaxScore), bulk-and
+                      (conjunctions intersected in bulk). off sends the
+                      path's queries document-at-a-time: the same hits,
+                      only the speed and a lower-bound total may differ
+                      [default: $QUARRY_TERM_TOPK, $QUARRY_BLOCK_MAX_OR,
+                      $QUARRY_BULK_AND, else auto]
   --format FMT        text, tsv or json [default: text]
   -h, --help          show this help
 
@@ -53,9 +63,9 @@ Output formats:
         '-' for a single QUERY; rank counts from 1; score is the shortest
         decimal that reads back as the same f32; score_bits its IEEE bits as
         8 hex digits; total_hits the number of matches (followed by '+'
-        when it is a lower bound, with --total lower-bound). With --sort,
-        sort_values holds the hit's sort values joined by '|' (a missing
-        value is empty). A query with no hit on the page prints one line
+        when it is a lower bound, with --total lower-bound or N). With
+        --sort, sort_values holds the hit's sort values joined by '|' (a
+        missing value is empty). A query with no hit on the page prints one line
         with rank 0, id '-', score 0 and score_bits 00000000. Tabs,
         newlines, '\\' and '|' inside values are escaped as \\t \\n \\\\ \\|.
   json  one JSON object per query and line: qno, class, query, total_hits,
@@ -230,22 +240,103 @@ pub fn exec_value(p: &mut lexopt::Parser) -> Result<ExecMode, CliError> {
     )
 }
 
-/// Opens the searcher, with `--exec` (when given) overriding the environment.
-pub fn open_searcher(dir: &str, exec: Option<ExecMode>) -> Result<Searcher, CliError> {
+/// A fast path of `--exec auto` with a kill switch (`--path NAME=...`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FastPath {
+    TermTopk,
+    BlockMaxOr,
+    BulkAnd,
+}
+
+impl FastPath {
+    pub const ALL: [FastPath; 3] = [FastPath::TermTopk, FastPath::BlockMaxOr, FastPath::BulkAnd];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            FastPath::TermTopk => "term-topk",
+            FastPath::BlockMaxOr => "block-max-or",
+            FastPath::BulkAnd => "bulk-and",
+        }
+    }
+
+    fn from_name(s: &str) -> Option<FastPath> {
+        FastPath::ALL.into_iter().find(|p| p.name() == s)
+    }
+
+    /// The path's switch in `o`.
+    pub fn get(self, o: &SearchOptions) -> Switch {
+        match self {
+            FastPath::TermTopk => o.term_topk,
+            FastPath::BlockMaxOr => o.block_max_or,
+            FastPath::BulkAnd => o.bulk_and,
+        }
+    }
+
+    /// The path's switch in `o`, to set it.
+    pub fn switch(self, o: &mut SearchOptions) -> &mut Switch {
+        match self {
+            FastPath::TermTopk => &mut o.term_topk,
+            FastPath::BlockMaxOr => &mut o.block_max_or,
+            FastPath::BulkAnd => &mut o.bulk_and,
+        }
+    }
+}
+
+/// `auto` or `off`, as `--path` prints it.
+pub fn switch_name(s: Switch) -> &'static str {
+    match s {
+        Switch::Auto => "auto",
+        Switch::Off => "off",
+    }
+}
+
+/// The value of `--path`: `NAME=auto|off`.
+pub fn path_value(p: &mut lexopt::Parser) -> Result<(FastPath, Switch), CliError> {
+    let s = cli::string_value(p, "--path")?;
+    let names = FastPath::ALL.map(FastPath::name).join(", ");
+    let bad = |msg: String| CliError::usage(None, format!("invalid value '{s}' for --path: {msg}"));
+    let Some((name, value)) = s.split_once('=') else {
+        return Err(bad(format!("expected NAME=auto|off, NAME one of {names}")));
+    };
+    let path = FastPath::from_name(name)
+        .ok_or_else(|| bad(format!("unknown path '{name}' (paths: {names})")))?;
+    let switch = Switch::from_name(value)
+        .ok_or_else(|| bad(format!("expected 'auto' or 'off' after '=', not '{value}'")))?;
+    Ok((path, switch))
+}
+
+/// `--exec` and `--path` as given: overrides of the environment's options.
+#[derive(Clone, Debug, Default)]
+pub struct PathArgs {
+    pub exec: Option<ExecMode>,
+    /// In command-line order (a later setting of a path wins).
+    pub paths: Vec<(FastPath, Switch)>,
+}
+
+impl PathArgs {
+    /// `o` with these overrides.
+    pub fn apply(&self, mut o: SearchOptions) -> SearchOptions {
+        if let Some(m) = self.exec {
+            o.exec = m;
+        }
+        for &(path, switch) in &self.paths {
+            *path.switch(&mut o) = switch;
+        }
+        o
+    }
+}
+
+/// Opens the searcher, with `--exec` and `--path` (when given) overriding
+/// the environment.
+pub fn open_searcher(dir: &str, paths: &PathArgs) -> Result<Searcher, CliError> {
     if !Path::new(dir).is_dir() {
         return Err(CliError::failed(format!(
             "no index at {dir} (not a directory)"
         )));
     }
     let s = Searcher::open(dir)?;
-    Ok(match exec {
-        Some(m) => {
-            let mut o = s.options().clone();
-            o.exec = m;
-            s.with_options(o)
-        }
-        None => s,
-    })
+    let options = paths.apply(s.options().clone());
+    Ok(s.with_options(options))
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -266,7 +357,7 @@ struct Args {
     sort: Option<Vec<RawRule>>,
     total: TotalMode,
     id_field: Option<String>,
-    exec: Option<ExecMode>,
+    paths: PathArgs,
     format: Format,
 }
 
@@ -294,7 +385,7 @@ fn parse(p: &mut lexopt::Parser) -> Result<Option<Args>, CliError> {
         sort: None,
         total: TotalMode::Exact,
         id_field: None,
-        exec: None,
+        paths: PathArgs::default(),
         format: Format::Text,
     };
     let mut dir = None;
@@ -311,7 +402,8 @@ fn parse(p: &mut lexopt::Parser) -> Result<Option<Args>, CliError> {
             Long("sort") => a.sort = Some(parse_sort(&cli::string_value(p, "--sort")?)?),
             Long("total") => a.total = total_value(p)?,
             Long("id-field") => a.id_field = Some(cli::string_value(p, "--id-field")?),
-            Long("exec") => a.exec = Some(exec_value(p)?),
+            Long("exec") => a.paths.exec = Some(exec_value(p)?),
+            Long("path") => a.paths.paths.push(path_value(p)?),
             Long("format") => {
                 a.format =
                     cli::choice_value(p, "--format", "'text', 'tsv' or 'json'", |s| match s {
@@ -443,7 +535,7 @@ fn value_json(v: &Value) -> serde_json::Value {
 }
 
 fn run_args(a: &Args) -> Result<(), CliError> {
-    let searcher = open_searcher(&a.dir, a.exec)?;
+    let searcher = open_searcher(&a.dir, &a.paths)?;
     let schema = searcher.schema().clone();
     let field = search_field(&schema, &a.field)?;
     let sort = a
