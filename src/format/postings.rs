@@ -588,6 +588,30 @@ impl<'a> Postings<'a> {
         read_impacts(self.impacts, off, Some(field >> 12), out)
     }
 
+    /// The largest `score(tf, norm)` over block `b`'s impacts (skip data
+    /// only), read without storing them.
+    #[inline]
+    pub fn block_best(&self, b: usize, score: impl Fn(u32, u8) -> f32) -> Result<f32, BadPostings> {
+        let g = b / L2_BLOCKS;
+        let field = le16(self.skip, b * SKIP_ENTRY + 6);
+        let off = le32(self.l2, g * L2_ENTRY + 12) as usize + (field & 0xfff);
+        let mut best = f32::NEG_INFINITY;
+        visit_impacts(self.impacts, off, Some(field >> 12), |i| {
+            best = best.max(score(i.tf, i.norm))
+        })?;
+        Ok(best)
+    }
+
+    /// The largest `score(tf, norm)` over the impacts summarising the
+    /// blocks of second-level entry `i`.
+    #[inline]
+    pub fn l2_best(&self, i: usize, score: impl Fn(u32, u8) -> f32) -> Result<f32, BadPostings> {
+        let off = le32(self.l2, i * L2_ENTRY + 4) as usize;
+        let mut best = f32::NEG_INFINITY;
+        visit_impacts(self.impacts, off, None, |i| best = best.max(score(i.tf, i.norm)))?;
+        Ok(best)
+    }
+
     /// Impacts summarising the blocks of second-level entry `i`.
     pub fn l2_impacts(&self, i: usize, out: &mut Vec<Impact>) -> Result<(), BadPostings> {
         let off = le32(self.l2, i * L2_ENTRY + 4) as usize;
@@ -685,6 +709,18 @@ fn read_impacts(
     out: &mut Vec<Impact>,
 ) -> Result<(), BadPostings> {
     out.clear();
+    visit_impacts(bytes, off, count, |i| out.push(i))
+}
+
+/// Calls `f` with each impact pair stored at `off` (`count` of them, or a
+/// count byte first).
+#[inline]
+fn visit_impacts(
+    bytes: &[u8],
+    off: usize,
+    count: Option<usize>,
+    mut f: impl FnMut(Impact),
+) -> Result<(), BadPostings> {
     let mut pos = off;
     let count = match count {
         Some(c) => c,
@@ -702,7 +738,7 @@ fn read_impacts(
         let tf = super::get_varint(bytes, &mut pos).ok_or(BadPostings("bad impact varint"))?;
         let norm = *bytes.get(pos).ok_or(BadPostings("truncated impacts"))?;
         pos += 1;
-        out.push(Impact {
+        f(Impact {
             tf: u32::try_from(tf).map_err(|_| BadPostings("impact tf too large"))?,
             norm,
         });

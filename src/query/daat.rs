@@ -56,9 +56,13 @@ pub struct TermScorer<'a> {
     pending: bool,
     doc: u32,
     err: Option<BadPostings>,
-    /// Scratch for block impacts, and the last block bound computed.
+    /// Scratch for block impacts.
     impacts: Vec<Impact>,
-    bound_of: Option<(usize, f32)>,
+    /// Bounds computed so far: per block, then per second-level run
+    /// (NaN where not yet computed; allocated on first use).
+    bounds: Vec<f32>,
+    /// Per block, its least norm byte (`u16::MAX` where not yet read).
+    min_norms: Vec<u16>,
     /// The bound of the whole list, once computed.
     list_bound: Option<f32>,
 }
@@ -81,7 +85,8 @@ impl<'a> TermScorer<'a> {
             doc: NO_MORE,
             err: None,
             impacts: Vec::new(),
-            bound_of: None,
+            bounds: Vec::new(),
+            min_norms: Vec::new(),
             list_bound: None,
         };
         s.load(0);
@@ -251,8 +256,19 @@ impl<'a> TermScorer<'a> {
         if !self.postings.has_skip_data() || self.block >= self.nblocks {
             return 0;
         }
+        if self.min_norms.is_empty() {
+            self.min_norms = vec![u16::MAX; self.nblocks];
+        }
+        let cached = self.min_norms[self.block];
+        if cached != u16::MAX {
+            return cached as u8;
+        }
         match self.postings.block_impacts(self.block, &mut self.impacts) {
-            Ok(()) => self.impacts.iter().map(|i| i.norm).min().unwrap_or(0),
+            Ok(()) => {
+                let n = self.impacts.iter().map(|i| i.norm).min().unwrap_or(0);
+                self.min_norms[self.block] = u16::from(n);
+                n
+            }
             Err(e) => {
                 self.err = Some(e);
                 0
@@ -299,13 +315,7 @@ impl<'a> TermScorer<'a> {
                 && run_end - b == L2_BLOCKS
                 && p.last_doc(run_end - 1).is_some_and(|l| l < hi);
             if whole_run {
-                match p.l2_impacts(b / L2_BLOCKS, &mut self.impacts) {
-                    Ok(()) => best = best.max(self.weight.bound(&self.impacts)),
-                    Err(e) => {
-                        self.err = Some(e);
-                        return f32::INFINITY;
-                    }
-                }
+                best = best.max(self.cached_bound(b / L2_BLOCKS, true));
                 b = run_end - 1;
             } else {
                 best = best.max(self.block_bound(b));
@@ -324,37 +334,49 @@ impl<'a> TermScorer<'a> {
         if let Some(b) = self.list_bound {
             return b;
         }
-        let p = self.postings;
         let mut best = f32::NEG_INFINITY;
-        for i in 0..p.num_l2() {
-            match p.l2_impacts(i, &mut self.impacts) {
-                Ok(()) => best = best.max(self.weight.bound(&self.impacts)),
-                Err(e) => {
-                    self.err = Some(e);
-                    return f32::INFINITY;
-                }
-            }
+        for i in 0..self.postings.num_l2() {
+            best = best.max(self.cached_bound(i, true));
         }
         self.list_bound = Some(best);
         best
     }
 
-    /// [`TermWeight::bound`] of block `b`'s impacts (the last one kept).
-    fn block_bound(&mut self, b: usize) -> f32 {
-        if let Some((at, bound)) = self.bound_of
-            && at == b
-        {
-            return bound;
+    /// [`TermWeight::bound`] of block `b`'s impacts, or with `run`, of
+    /// second-level run `b`'s; each computed once per scorer.
+    fn cached_bound(&mut self, b: usize, run: bool) -> f32 {
+        let p = self.postings;
+        if self.bounds.is_empty() {
+            self.bounds = vec![f32::NAN; p.num_blocks() + p.num_l2()];
         }
-        let bound = match self.postings.block_impacts(b, &mut self.impacts) {
-            Ok(()) => self.weight.bound(&self.impacts),
+        let slot = if run { p.num_blocks() + b } else { b };
+        let cached = self.bounds[slot];
+        if !cached.is_nan() {
+            return cached;
+        }
+        // The same function as the score, over the stored impacts: the
+        // bound of `TermWeight::bound`, read without storing them.
+        let w = self.weight;
+        let score = |tf, norm| w.score(tf, norm);
+        let read = if run {
+            p.l2_best(b, score)
+        } else {
+            p.block_best(b, score)
+        };
+        let bound = match read {
+            Ok(bound) => bound,
             Err(e) => {
                 self.err = Some(e);
-                f32::INFINITY
+                return f32::INFINITY;
             }
         };
-        self.bound_of = Some((b, bound));
+        self.bounds[slot] = bound;
         bound
+    }
+
+    /// [`TermWeight::bound`] of block `b`'s impacts.
+    fn block_bound(&mut self, b: usize) -> f32 {
+        self.cached_bound(b, false)
     }
 
     /// Decodes block `b` and moves to its first document.

@@ -27,47 +27,78 @@
 /// or bound rejects nothing.
 pub fn exclusive_limit(floor: f32, bound: impl Fn(f32) -> f32) -> f32 {
     let fails = |x: f32| bound(x) <= floor;
-    if !fails(0.0) {
+    let rest = bound(0.0);
+    if rest.is_nan() || floor.is_nan() || rest > floor {
         return f32::NEG_INFINITY;
     }
     if fails(f32::INFINITY) {
         return f32::INFINITY;
     }
-    // Non-negative floats order as their bit patterns. Invariant: `lo`
-    // fails to compete, `hi` competes.
-    let (mut lo, mut hi) = (0u32, f32::INFINITY.to_bits());
-    while hi - lo > 1 {
-        let mid = lo + (hi - lo) / 2;
-        if fails(f32::from_bits(mid)) {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    f32::from_bits(lo)
+    // Non-negative floats order as their bit patterns. The limit is
+    // usually within a few ULPs of `floor - rest`: start there.
+    let hint = (floor - rest).max(0.0).min(f32::MAX).to_bits();
+    let bits = last_failing(0, f32::INFINITY.to_bits(), hint, |b| {
+        fails(f32::from_bits(b))
+    });
+    f32::from_bits(bits)
 }
 
 /// The least term frequency whose score, by `score` (monotone
 /// non-decreasing in the frequency), is above `limit`; `u32::MAX` when
 /// none is. Every frequency below it scores at most `limit`.
 pub fn min_tf(limit: f32, score: impl Fn(u32) -> f32) -> u32 {
-    if limit.is_nan() || score(1) > limit {
+    let fails = |tf: u32| score(tf) <= limit;
+    if !fails(1) {
         return 1;
     }
-    if score(u32::MAX) <= limit {
+    if fails(u32::MAX) {
         return u32::MAX;
     }
-    // Invariant: `lo` scores at most the limit, `hi` above it.
-    let (mut lo, mut hi) = (1u32, u32::MAX);
+    // Thresholds are small: gallop up from 1.
+    last_failing(1, u32::MAX, 1, fails) + 1
+}
+
+/// The largest `x` in `lo..hi` for which `fails(x)` holds, where `fails`
+/// is true up to some point and false after it, `fails(lo)` holds and
+/// `fails(hi)` does not: galloping away from `hint` until the boundary is
+/// bracketed, then bisection.
+fn last_failing(mut lo: u32, mut hi: u32, hint: u32, fails: impl Fn(u32) -> bool) -> u32 {
+    debug_assert!(lo < hi);
+    let h = hint.clamp(lo, hi);
+    let mut step = 1u32;
+    if h < hi && fails(h) {
+        lo = h;
+        while hi - lo > 1 {
+            let c = lo + step.min(hi - lo - 1);
+            if fails(c) {
+                lo = c;
+                step = step.saturating_mul(2);
+            } else {
+                hi = c;
+                break;
+            }
+        }
+    } else if h > lo {
+        hi = h;
+        while hi - lo > 1 {
+            let c = hi - step.min(hi - lo - 1);
+            if fails(c) {
+                lo = c;
+                break;
+            }
+            hi = c;
+            step = step.saturating_mul(2);
+        }
+    }
     while hi - lo > 1 {
         let mid = lo + (hi - lo) / 2;
-        if score(mid) <= limit {
+        if fails(mid) {
             lo = mid;
         } else {
             hi = mid;
         }
     }
-    hi
+    lo
 }
 
 /// The clause-order f32 sum of `bounds` with `slot`'s entry replaced by
@@ -191,6 +222,17 @@ mod tests {
             if t < u32::MAX {
                 prop_assert!(w.score(t, min_norm) > limit);
             }
+        }
+    }
+
+    proptest! {
+        /// The galloping search finds the boundary from any hint.
+        #[test]
+        fn the_boundary_is_found_from_any_hint(lo in 0u32..1000, width in 1u32..100_000, at in 0u32..100_000, hint in 0u32..200_000) {
+            let hi = lo + width;
+            let boundary = lo + at % width;
+            let got = last_failing(lo, hi, hint, |x| x <= boundary);
+            prop_assert_eq!(got, boundary);
         }
     }
 
