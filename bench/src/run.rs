@@ -195,9 +195,11 @@ impl Engines {
             .map_err(|e| e.to_string())?
             .with_options(SearchOptions {
                 exec: ExecMode::Auto,
+                ..SearchOptions::default()
             });
         let oracle = quarry.clone().with_options(SearchOptions {
             exec: ExecMode::Exhaustive,
+            ..SearchOptions::default()
         });
         let schema = quarry.schema();
         let quarry_body = schema.field("body").ok_or("quarry index has no body")?;
