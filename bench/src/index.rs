@@ -25,7 +25,7 @@ pub const MEMORY_BUDGET: usize = 256 << 20;
 pub const SEVERAL: u64 = 8;
 
 /// Which engine.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Engine {
     /// quarry.
     Quarry,

@@ -8,7 +8,8 @@
 //!
 //! Test-only knob: `QUARRY_BENCH_SABOTAGE=1` perturbs quarry's fast-path
 //! hits (one score bit of every fifth query) before they are checked
-//! against the exhaustive path, to show that the check fails the run.
+//! against the exhaustive path, to show that the check fails the run;
+//! `QUARRY_BENCH_SABOTAGE=total` adds one to quarry's totals instead.
 
 mod corpus;
 mod index;
@@ -23,7 +24,7 @@ use std::process::ExitCode;
 use corpus::CorpusSpec;
 use index::{Engine, Layout};
 use report::{LayoutReport, RunReport};
-use run::Settings;
+use run::{Regime, Sabotage, Settings};
 
 const USAGE: &str = "\
 quarry-bench: quarry against tantivy, per query class (BENCH.md)
@@ -35,6 +36,11 @@ OPTIONS:
   --docs N             synthetic documents (default 1,000,000), or a limit with --corpus
   --seed S             corpus and query seed (default 42)
   --corpus FILE.jsonl  read {id,title,body,year,category} lines instead of generating
+  --regimes R          counting regimes to measure, comma-separated (default
+                       lower-bound,exact): lower-bound = quarry TotalMode::LowerBound
+                       vs tantivy TopDocs (neither counts every match); exact =
+                       quarry TotalMode::Exact vs tantivy (Count, TopDocs) (both do)
+  --total R            the same as --regimes R, for a single regime
   --out DIR            output directory (default bench-out/)
   --warmup-s S         warm-up seconds per class, op and engine (default 1; quick 0.25)
   --measure-s S        measured seconds per class, op and engine (default 4; quick 0.75)
@@ -46,10 +52,13 @@ OPTIONS:
   -h, --help           this text
 
 Writes DIR/queries.tsv, DIR/results.md, DIR/results.json and DIR/results.svg.
-Exit status 2 when quarry's fast path disagrees with its exhaustive path.
+Exit status 2 when quarry's fast path disagrees with its exhaustive path (hits,
+or totals: exact in the exact regime, a flagged lower bound otherwise), or when
+tantivy's Count differs from the exhaustive total.
 
 QUARRY_BENCH_SABOTAGE=1 (test only) perturbs quarry's fast-path hits before
-the check, so the run must fail: it proves the check catches a broken path.";
+the check, so the run must fail: it proves the check catches a broken path.
+QUARRY_BENCH_SABOTAGE=total perturbs quarry's totals instead.";
 
 struct Args {
     corpus: CorpusSpec,
@@ -58,6 +67,18 @@ struct Args {
     settings: Settings,
     layouts: Vec<Layout>,
     reuse: bool,
+}
+
+fn parse_regimes(v: &str) -> Result<Vec<Regime>, String> {
+    let mut out = Vec::new();
+    for s in v.split(',') {
+        let r = Regime::from_name(s.trim())
+            .ok_or(format!("unknown regime {s:?} (lower-bound or exact)"))?;
+        if !out.contains(&r) {
+            out.push(r);
+        }
+    }
+    Ok(out)
 }
 
 fn parse_args(raw: Vec<String>) -> Result<Args, String> {
@@ -70,6 +91,7 @@ fn parse_args(raw: Vec<String>) -> Result<Args, String> {
     let mut reuse = false;
     let mut threads = 1usize;
     let mut sorted_only = false;
+    let mut regimes = Regime::ALL.to_vec();
     let e = |e: lexopt::Error| e.to_string();
     while let Some(arg) = p.next().map_err(e)? {
         match arg {
@@ -88,6 +110,9 @@ fn parse_args(raw: Vec<String>) -> Result<Args, String> {
                     .map(|s| Layout::from_name(s.trim()).ok_or(format!("unknown layout {s:?}")))
                     .collect::<Result<_, _>>()?;
             }
+            Long("regimes") | Long("total") => {
+                regimes = parse_regimes(&p.value().map_err(e)?.string().map_err(e)?)?;
+            }
             Long("reuse-indexes") => reuse = true,
             Long("sorted-only") => sorted_only = true,
             Long("threads") => threads = p.value().map_err(e)?.parse().map_err(e)?,
@@ -105,6 +130,9 @@ fn parse_args(raw: Vec<String>) -> Result<Args, String> {
             docs: docs.unwrap_or(if quick { 200_000 } else { 1_000_000 }),
         },
     };
+    if regimes.is_empty() {
+        return Err("--regimes needs at least one regime".into());
+    }
     if passes == 0 {
         return Err("--passes must be at least 1".into());
     }
@@ -118,8 +146,10 @@ fn parse_args(raw: Vec<String>) -> Result<Args, String> {
             passes,
             threads: threads.max(1),
             sorted_only,
-            sabotage: std::env::var("QUARRY_BENCH_SABOTAGE")
-                .is_ok_and(|v| !v.is_empty() && v != "0"),
+            regimes,
+            sabotage: Sabotage::from_env_value(
+                std::env::var("QUARRY_BENCH_SABOTAGE").ok().as_deref(),
+            ),
         },
         layouts,
         reuse,
@@ -260,7 +290,7 @@ fn main() -> ExitCode {
         Err(e) if e.starts_with("MISMATCH") => {
             eprintln!("\nFAILED: {e}");
             eprintln!(
-                "The run is void: quarry must return exactly what the exhaustive evaluation returns."
+                "The run is void: quarry must return exactly what the exhaustive evaluation returns (hits and totals), and tantivy's Count the exhaustive total."
             );
             ExitCode::from(2)
         }
@@ -277,9 +307,14 @@ fn run_all(args: &Args, raw: &[String]) -> Result<(), String> {
     let date = sh("date", &["-u", "+%Y-%m-%d %H:%M UTC"]);
     let cpu = cpu_model();
     eprintln!("{command}\n{date}; {cpu}; load {}", loadavg());
-    if args.settings.sabotage {
+    if args.settings.sabotage != Sabotage::Off {
         eprintln!(
-            "QUARRY_BENCH_SABOTAGE is set: quarry's hits will be perturbed; this run must fail."
+            "QUARRY_BENCH_SABOTAGE is set: quarry's {} will be perturbed; this run must fail.",
+            if args.settings.sabotage == Sabotage::Total {
+                "totals"
+            } else {
+                "hits"
+            }
         );
     }
     let checks = self_checks()?;
@@ -387,11 +422,17 @@ fn run_all(args: &Args, raw: &[String]) -> Result<(), String> {
         cpu,
         date,
         settings: format!(
-            "warm-up {} s and measure {} s per class, op and engine (the second engine of a pair runs the same query sequence as the first, for at most 3x as long), {} passes forward/reverse/forward, top-{}, one thread, closed loop",
+            "warm-up {} s and measure {} s per class, op, counting regime and engine (the second engine of a pair runs the same query sequence as the first, for at most 3x as long), {} passes forward/reverse/forward, top-{}, one thread, closed loop; regimes {}",
             args.settings.warmup_s,
             args.settings.measure_s,
             args.settings.passes,
-            run::TOP_K
+            run::TOP_K,
+            args.settings
+                .regimes
+                .iter()
+                .map(|r| r.name())
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
         stats,
         threads: Some(args.settings.threads),
