@@ -21,7 +21,7 @@ mod util;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use corpus::CorpusSpec;
+use corpus::{CorpusSpec, Synth};
 use index::{Engine, Layout};
 use report::{LayoutReport, RunReport};
 use run::{Regime, Sabotage, Settings};
@@ -33,8 +33,16 @@ USAGE: quarry-bench [OPTIONS]
 
 OPTIONS:
   --quick              200,000 documents and short timings (< 15 min here)
-  --docs N             synthetic documents (default 1,000,000), or a limit with --corpus
+  --docs N             synthetic documents (default 1,000,000; large-vocab 120,000),
+                       or a limit with --corpus
   --seed S             corpus and query seed (default 42)
+  --corpus-kind K      synthetic corpus preset: standard (10,000 words, Zipf s=1.2,
+                       100-600 tokens a document) or large-vocab (1,000,000 distinct
+                       made-up words, Zipf s=1.2, 50-160 tokens, 120,000 documents:
+                       ~400k distinct terms, about half of them occurring once)
+  --vocab N            override the preset's vocabulary size (distinct words)
+  --zipf S             override the preset's Zipf exponent
+  --doc-len A-B        override the preset's body length range, in tokens
   --corpus FILE.jsonl  read {id,title,body,year,category} lines instead of generating
   --regimes R          counting regimes to measure, comma-separated (default
                        lower-bound,exact): lower-bound = quarry TotalMode::LowerBound
@@ -92,6 +100,8 @@ fn parse_args(raw: Vec<String>) -> Result<Args, String> {
     let mut threads = 1usize;
     let mut sorted_only = false;
     let mut regimes = Regime::ALL.to_vec();
+    let mut kind: Option<Synth> = None;
+    let (mut vocab, mut zipf, mut doc_len) = (None, None, None);
     let e = |e: lexopt::Error| e.to_string();
     while let Some(arg) = p.next().map_err(e)? {
         match arg {
@@ -113,6 +123,23 @@ fn parse_args(raw: Vec<String>) -> Result<Args, String> {
             Long("regimes") | Long("total") => {
                 regimes = parse_regimes(&p.value().map_err(e)?.string().map_err(e)?)?;
             }
+            Long("corpus-kind") => {
+                let v = p.value().map_err(e)?.string().map_err(e)?;
+                kind = Some(Synth::from_kind(&v).ok_or(format!(
+                    "unknown corpus kind {v:?} (standard or large-vocab)"
+                ))?);
+            }
+            Long("vocab") => vocab = Some(p.value().map_err(e)?.parse::<usize>().map_err(e)?),
+            Long("zipf") => zipf = Some(p.value().map_err(e)?.parse::<f64>().map_err(e)?),
+            Long("doc-len") => {
+                let v = p.value().map_err(e)?.string().map_err(e)?;
+                let bad = || format!("--doc-len {v:?}: expected A-B, e.g. 50-200");
+                let (a, b) = v.split_once('-').ok_or_else(bad)?;
+                doc_len = Some((
+                    a.trim().parse::<usize>().map_err(|_| bad())?,
+                    b.trim().parse::<usize>().map_err(|_| bad())?,
+                ));
+            }
             Long("reuse-indexes") => reuse = true,
             Long("sorted-only") => sorted_only = true,
             Long("threads") => threads = p.value().map_err(e)?.parse().map_err(e)?,
@@ -123,12 +150,36 @@ fn parse_args(raw: Vec<String>) -> Result<Args, String> {
             _ => return Err(arg.unexpected().to_string()),
         }
     }
+    let shaped = kind.is_some() || vocab.is_some() || zipf.is_some() || doc_len.is_some();
     let corpus = match corpus {
+        Some(_) if shaped => {
+            return Err(
+                "--corpus-kind, --vocab, --zipf and --doc-len shape a synthetic corpus; not with --corpus"
+                    .into(),
+            );
+        }
         Some(path) => CorpusSpec::Jsonl { path, limit: docs },
-        None => CorpusSpec::Synthetic {
-            seed,
-            docs: docs.unwrap_or(if quick { 200_000 } else { 1_000_000 }),
-        },
+        None => {
+            let mut synth = kind.unwrap_or(Synth::STANDARD);
+            let default_docs = if synth == Synth::LARGE_VOCAB {
+                Synth::LARGE_VOCAB_DOCS
+            } else if quick {
+                200_000
+            } else {
+                1_000_000
+            };
+            synth.vocab = vocab.unwrap_or(synth.vocab);
+            synth.zipf = zipf.unwrap_or(synth.zipf);
+            if let Some((a, b)) = doc_len {
+                (synth.min_len, synth.max_len) = (a, b);
+            }
+            synth.validate()?;
+            CorpusSpec::Synthetic {
+                seed,
+                docs: docs.unwrap_or(default_docs),
+                synth,
+            }
+        }
     };
     if regimes.is_empty() {
         return Err("--regimes needs at least one regime".into());
@@ -328,15 +379,35 @@ fn run_all(args: &Args, raw: &[String]) -> Result<(), String> {
     let tsv = args.out.join("queries.tsv");
     queries::write_tsv(&tsv, &classes).map_err(|e| format!("{}: {e}", tsv.display()))?;
     let stats = format!(
-        "{} docs, {} body tokens ({:.0} per doc), {} distinct terms; {} mid-df (1-6 %), {} rare (0.02-0.3 %), {} common (>= 10 %) terms",
+        "{} docs, {} body tokens ({:.0} per doc), {} distinct terms, {} of them occurring once ({:.1} %); {} mid-df (1-6 %), {} rare (0.02-0.3 %), {} common (>= 10 %) terms",
         st.docs,
         st.tokens,
         st.tokens as f64 / st.docs as f64,
         st.terms,
+        st.hapax,
+        100.0 * st.hapax as f64 / st.terms.max(1) as f64,
         st.mid,
         st.rare,
         st.common
     );
+    let short: Vec<String> = classes
+        .iter()
+        .filter(|c| c.queries.len() < queries::PER_CLASS)
+        .map(|c| format!("{} {}", c.name, c.queries.len()))
+        .collect();
+    let stats = if short.is_empty() {
+        format!(
+            "{stats}; {} queries in each of the {} classes",
+            queries::PER_CLASS,
+            classes.len()
+        )
+    } else {
+        format!(
+            "{stats}; {} queries a class except: {}",
+            queries::PER_CLASS,
+            short.join(", ")
+        )
+    };
     eprintln!(
         "{stats}; queries in {} ({:.1} s)",
         tsv.display(),

@@ -102,13 +102,13 @@ pub fn markdown(r: &RunReport) -> String {
     let _ = writeln!(s, "\n## Indexing (one writer thread each)\n");
     let _ = writeln!(
         s,
-        "| engine | layout | segments | docs/s (wall) | wall s | CPU s | peak RSS MiB | index MiB |"
+        "| engine | layout | segments | docs/s (wall) | wall s | CPU s | peak RSS MiB | of which before indexing MiB | index MiB |"
     );
-    let _ = writeln!(s, "|---|---|---:|---:|---:|---:|---:|---:|");
+    let _ = writeln!(s, "|---|---|---:|---:|---:|---:|---:|---:|---:|");
     for (e, l, ir) in &r.indexing {
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {:.0} | {:.1} | {:.1} | {:.0} | {:.1} |",
+            "| {} | {} | {} | {:.0} | {:.1} | {:.1} | {:.0} | {:.0} | {:.1} |",
             e.name(),
             l.name(),
             ir.segments,
@@ -116,6 +116,7 @@ pub fn markdown(r: &RunReport) -> String {
             ir.wall_s,
             ir.cpu_s,
             ir.vm_hwm_kib as f64 / 1024.0,
+            ir.vm_hwm_base_kib as f64 / 1024.0,
             mib(ir.bytes)
         );
     }
@@ -140,11 +141,13 @@ pub fn markdown(r: &RunReport) -> String {
         if let (Some(q), Some(t)) = (get(Engine::Quarry), get(Engine::Tantivy)) {
             let _ = writeln!(
                 s,
-                "\n{} layout, quarry/tantivy: docs/s {:.2}x, CPU s {:.2}x, peak RSS {:.2}x, index size {:.2}x.",
+                "\n{} layout, quarry/tantivy: docs/s {:.2}x, CPU s {:.2}x, peak RSS {:.2}x ({:.2}x above what each held before indexing, e.g. the corpus generator), index size {:.2}x.",
                 l.name(),
                 q.docs_per_s() / t.docs_per_s(),
                 q.cpu_s / t.cpu_s,
                 q.vm_hwm_kib as f64 / t.vm_hwm_kib as f64,
+                q.vm_hwm_kib.saturating_sub(q.vm_hwm_base_kib) as f64
+                    / t.vm_hwm_kib.saturating_sub(t.vm_hwm_base_kib).max(1) as f64,
                 q.bytes as f64 / t.bytes as f64
             );
         }
