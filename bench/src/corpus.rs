@@ -11,17 +11,80 @@ use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 
-/// Words in the synthetic vocabulary.
-pub const VOCAB_SIZE: usize = 10_000;
-/// The Zipf exponent. With 10,000 words and documents of ~350 tokens, an
-/// exponent of 1.0 leaves no word rarer than ~0.35 % document frequency, so
-/// the rare classes (0.02–0.3 %) would be empty; 1.2 gives about 1,300 words
-/// of 1–6 % df, ~5,000 rare words and ~200 common (df >= 10 %) ones.
-pub const ZIPF_S: f64 = 1.2;
-/// Shortest and longest body, in tokens.
-pub const MIN_LEN: usize = 100;
-/// See [`MIN_LEN`].
-pub const MAX_LEN: usize = 600;
+/// The shape of a synthetic corpus: vocabulary size, Zipf exponent and
+/// body length. Two presets, `--corpus-kind standard` and `large-vocab`;
+/// `--vocab`, `--zipf` and `--doc-len` override single fields.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Synth {
+    /// Words in the vocabulary (all distinct).
+    pub vocab: usize,
+    /// The Zipf exponent of word frequencies.
+    pub zipf: f64,
+    /// Shortest body, in tokens.
+    pub min_len: usize,
+    /// Longest body, in tokens.
+    pub max_len: usize,
+}
+
+impl Synth {
+    /// The mmlb-like corpus of BENCH.md: 10,000 words, long documents.
+    /// With 10,000 words and documents of ~350 tokens, an exponent of 1.0
+    /// leaves no word rarer than ~0.35 % document frequency, so the rare
+    /// classes (0.02–0.3 %) would be empty; 1.2 gives about 1,300 words of
+    /// 1–6 % df, ~5,000 rare words and ~200 common (df >= 10 %) ones.
+    pub const STANDARD: Synth = Synth {
+        vocab: 10_000,
+        zipf: 1.2,
+        min_len: 100,
+        max_len: 600,
+    };
+    /// A large vocabulary with a long tail, modelled on real text of ~120k
+    /// passages, ~12.7M tokens, ~376k distinct terms of which about half
+    /// occur once. Passages of 50–160 tokens (mean 105: 12.7M tokens in
+    /// 120k passages). Over 10^6 words, s = 1.0 would give ~820k distinct
+    /// terms of which only ~29 % occur once (the vocabulary runs out before
+    /// the tail does); s = 1.2 gives ~405k distinct terms, ~54 % of them
+    /// once, the closest fit (expected values; the report prints the
+    /// measured ones).
+    pub const LARGE_VOCAB: Synth = Synth {
+        vocab: 1_000_000,
+        zipf: 1.2,
+        min_len: 50,
+        max_len: 160,
+    };
+    /// Default documents of the large-vocabulary preset.
+    pub const LARGE_VOCAB_DOCS: u64 = 120_000;
+
+    /// The preset called `name`.
+    pub fn from_kind(name: &str) -> Option<Synth> {
+        match name {
+            "standard" => Some(Synth::STANDARD),
+            "large-vocab" => Some(Synth::LARGE_VOCAB),
+            _ => None,
+        }
+    }
+
+    /// Checks the fields make sense.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.vocab < 100 {
+            return Err(format!(
+                "--vocab {} is too small (at least 100)",
+                self.vocab
+            ));
+        }
+        if !(self.zipf.is_finite() && self.zipf > 0.0) {
+            return Err(format!("--zipf {} must be positive", self.zipf));
+        }
+        if self.min_len == 0 || self.min_len > self.max_len {
+            return Err(format!(
+                "--doc-len {}-{}: need 1 <= A <= B",
+                self.min_len, self.max_len
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// Distinct categories.
 pub const NUM_CATEGORIES: usize = 50;
 
@@ -158,6 +221,8 @@ pub enum CorpusSpec {
         seed: u64,
         /// Number of documents.
         docs: u64,
+        /// Vocabulary, Zipf exponent, lengths.
+        synth: Synth,
     },
     /// Read from a JSONL file of `{"id","title","body","year","category"}`.
     Jsonl {
@@ -172,12 +237,20 @@ impl CorpusSpec {
     /// The arguments that describe this corpus to a child process.
     pub fn to_args(&self) -> Vec<String> {
         match self {
-            CorpusSpec::Synthetic { seed, docs } => {
+            CorpusSpec::Synthetic { seed, docs, synth } => {
                 vec![
                     "--seed".into(),
                     seed.to_string(),
                     "--docs".into(),
                     docs.to_string(),
+                    "--vocab".into(),
+                    synth.vocab.to_string(),
+                    // f64's Display is the shortest string that parses back
+                    // to the same value.
+                    "--zipf".into(),
+                    synth.zipf.to_string(),
+                    "--doc-len".into(),
+                    format!("{}-{}", synth.min_len, synth.max_len),
                 ]
             }
             CorpusSpec::Jsonl { path, limit } => {
@@ -194,9 +267,17 @@ impl CorpusSpec {
     /// A short human description.
     pub fn describe(&self) -> String {
         match self {
-            CorpusSpec::Synthetic { seed, docs } => format!(
-                "synthetic, seed {seed}, {docs} documents of {MIN_LEN}-{MAX_LEN} tokens, Zipf s={ZIPF_S} over {VOCAB_SIZE} words"
-            ),
+            CorpusSpec::Synthetic { seed, docs, synth } => {
+                let kind = if *synth == Synth::LARGE_VOCAB {
+                    " (large-vocab)"
+                } else {
+                    ""
+                };
+                format!(
+                    "synthetic{kind}, seed {seed}, {docs} documents of {}-{} tokens, Zipf s={} over {} words",
+                    synth.min_len, synth.max_len, synth.zipf, synth.vocab
+                )
+            }
             CorpusSpec::Jsonl { path, limit } => match limit {
                 Some(l) => format!("JSONL {} (first {l} documents)", path.display()),
                 None => format!("JSONL {}", path.display()),
@@ -215,8 +296,8 @@ impl CorpusSpec {
                 .fold(h, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3))
         };
         match self {
-            CorpusSpec::Synthetic { seed, docs } => {
-                let g = Generator::new(*seed);
+            CorpusSpec::Synthetic { seed, docs, synth } => {
+                let g = Generator::new(*seed, *synth);
                 let mut h = 0xcbf2_9ce4_8422_2325u64;
                 for w in &g.words {
                     h = fnv(h, w.as_bytes());
@@ -237,10 +318,36 @@ impl CorpusSpec {
     }
 
     /// Calls `f(index, doc)` for every document, in order.
+    pub fn for_each(&self, f: impl FnMut(u64, &Doc)) -> Result<u64, String> {
+        self.open().for_each(f)
+    }
+
+    /// The corpus ready to be read: a synthetic one with its generator
+    /// (vocabulary and samplers) built, which takes a second or two for a
+    /// large vocabulary, so that indexing can be timed without it.
+    pub fn open(&self) -> Opened<'_> {
+        Opened {
+            spec: self,
+            generator: match self {
+                CorpusSpec::Synthetic { seed, synth, .. } => Some(Generator::new(*seed, *synth)),
+                CorpusSpec::Jsonl { .. } => None,
+            },
+        }
+    }
+}
+
+/// A corpus ready to be read (see [`CorpusSpec::open`]).
+pub struct Opened<'a> {
+    spec: &'a CorpusSpec,
+    generator: Option<Generator>,
+}
+
+impl Opened<'_> {
+    /// Calls `f(index, doc)` for every document, in order.
     pub fn for_each(&self, mut f: impl FnMut(u64, &Doc)) -> Result<u64, String> {
-        match self {
-            CorpusSpec::Synthetic { seed, docs } => {
-                let g = Generator::new(*seed);
+        match self.spec {
+            CorpusSpec::Synthetic { docs, .. } => {
+                let g = self.generator.as_ref().expect("opened synthetic corpus");
                 let mut doc = Doc::default();
                 for i in 0..*docs {
                     g.generate(i, &mut doc);
@@ -301,6 +408,7 @@ fn parse_jsonl(line: &str) -> Result<Doc, String> {
 /// The synthetic corpus generator: vocabulary, categories and samplers.
 pub struct Generator {
     seed: u64,
+    synth: Synth,
     /// Words by rank (rank 0 is the most frequent).
     pub words: Vec<String>,
     categories: Vec<String>,
@@ -337,7 +445,14 @@ fn syllable(rng: &mut Rng, last: bool, out: &mut String) {
 }
 
 fn make_words(rng: &mut Rng, n: usize) -> Vec<String> {
-    let mut seen = std::collections::HashSet::new();
+    // Hashes of the words taken (a word is never taken twice; a hash
+    // collision only drops a candidate): 8 bytes a word, not a copy of it.
+    let mut seen = std::collections::HashSet::with_capacity(n);
+    let fnv = |w: &str| {
+        w.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+        })
+    };
     let mut words: Vec<(usize, u64, String)> = Vec::with_capacity(n);
     while words.len() < n {
         // 1 to 4 syllables, mostly 2 or 3.
@@ -351,7 +466,7 @@ fn make_words(rng: &mut Rng, n: usize) -> Vec<String> {
         for k in 0..syl {
             syllable(rng, k + 1 == syl, &mut w);
         }
-        if w.len() >= 2 && seen.insert(w.clone()) {
+        if w.len() >= 2 && seen.insert(fnv(&w)) {
             words.push((syl, rng.next_u64(), w));
         }
     }
@@ -370,10 +485,10 @@ fn capitalize(w: &str, out: &mut String) {
 }
 
 impl Generator {
-    /// The generator of `seed`.
-    pub fn new(seed: u64) -> Generator {
+    /// The generator of `seed` and `synth`.
+    pub fn new(seed: u64, synth: Synth) -> Generator {
         let mut rng = Rng::new(seed, u64::MAX);
-        let words = make_words(&mut rng, VOCAB_SIZE);
+        let words = make_words(&mut rng, synth.vocab);
         let mut categories: Vec<String> = Vec::with_capacity(NUM_CATEGORIES);
         let mut cat_rng = Rng::new(seed, u64::MAX - 1);
         for w in make_words(&mut cat_rng, NUM_CATEGORIES * 4) {
@@ -385,9 +500,10 @@ impl Generator {
         let cat_dist = Alias::zipf(categories.len(), 0.8);
         Generator {
             seed,
+            synth,
             words,
             categories,
-            zipf: Alias::zipf(VOCAB_SIZE, ZIPF_S),
+            zipf: Alias::zipf(synth.vocab, synth.zipf),
             cat_dist,
         }
     }
@@ -409,7 +525,8 @@ impl Generator {
             capitalize(&self.words[self.zipf.sample(&mut rng)], &mut doc.title);
         }
         doc.body.clear();
-        let len = MIN_LEN + rng.below(MAX_LEN - MIN_LEN + 1);
+        let (lo, hi) = (self.synth.min_len, self.synth.max_len);
+        let len = lo + rng.below(hi - lo + 1);
         // Sentences of 5 to 24 words, with commas now and then: the text
         // exercises splitting on punctuation and lowercasing.
         let mut left_in_sentence = 0;
@@ -440,17 +557,34 @@ mod tests {
 
     #[test]
     fn deterministic_and_in_range() {
-        let g = Generator::new(42);
+        let sy = Synth::STANDARD;
+        let g = Generator::new(42, sy);
         let (mut a, mut b) = (Doc::default(), Doc::default());
         g.generate(7, &mut a);
-        Generator::new(42).generate(7, &mut b);
+        Generator::new(42, sy).generate(7, &mut b);
         assert_eq!(a.body, b.body);
         let n = quarry::analysis::tokens(&a.body).len();
-        assert!((MIN_LEN..=MAX_LEN).contains(&n), "{n}");
+        assert!((sy.min_len..=sy.max_len).contains(&n), "{n}");
         assert!(
             g.words
                 .iter()
                 .all(|w| w.bytes().all(|c| c.is_ascii_lowercase()))
+        );
+    }
+
+    #[test]
+    fn large_vocab_words_are_distinct() {
+        let mut rng = Rng::new(42, u64::MAX);
+        let words = make_words(&mut rng, Synth::LARGE_VOCAB.vocab);
+        assert_eq!(words.len(), Synth::LARGE_VOCAB.vocab);
+        let set: std::collections::HashSet<&str> = words.iter().map(String::as_str).collect();
+        assert_eq!(set.len(), words.len());
+        // Each word is one token of at most 40 bytes, so distinct words are
+        // distinct terms.
+        assert!(
+            words
+                .iter()
+                .all(|w| w.len() <= 40 && quarry::analysis::tokens(w) == vec![w.clone()])
         );
     }
 

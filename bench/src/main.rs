@@ -8,7 +8,8 @@
 //!
 //! Test-only knob: `QUARRY_BENCH_SABOTAGE=1` perturbs quarry's fast-path
 //! hits (one score bit of every fifth query) before they are checked
-//! against the exhaustive path, to show that the check fails the run.
+//! against the exhaustive path, to show that the check fails the run;
+//! `QUARRY_BENCH_SABOTAGE=total` adds one to quarry's totals instead.
 
 mod corpus;
 mod index;
@@ -20,10 +21,10 @@ mod util;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use corpus::CorpusSpec;
+use corpus::{CorpusSpec, Synth};
 use index::{Engine, Layout};
 use report::{LayoutReport, RunReport};
-use run::Settings;
+use run::{Regime, Sabotage, Settings};
 
 const USAGE: &str = "\
 quarry-bench: quarry against tantivy, per query class (BENCH.md)
@@ -32,9 +33,22 @@ USAGE: quarry-bench [OPTIONS]
 
 OPTIONS:
   --quick              200,000 documents and short timings (< 15 min here)
-  --docs N             synthetic documents (default 1,000,000), or a limit with --corpus
+  --docs N             synthetic documents (default 1,000,000; large-vocab 120,000),
+                       or a limit with --corpus
   --seed S             corpus and query seed (default 42)
+  --corpus-kind K      synthetic corpus preset: standard (10,000 words, Zipf s=1.2,
+                       100-600 tokens a document) or large-vocab (1,000,000 distinct
+                       made-up words, Zipf s=1.2, 50-160 tokens, 120,000 documents:
+                       ~400k distinct terms, about half of them occurring once)
+  --vocab N            override the preset's vocabulary size (distinct words)
+  --zipf S             override the preset's Zipf exponent
+  --doc-len A-B        override the preset's body length range, in tokens
   --corpus FILE.jsonl  read {id,title,body,year,category} lines instead of generating
+  --regimes R          counting regimes to measure, comma-separated (default
+                       lower-bound,exact): lower-bound = quarry TotalMode::LowerBound
+                       vs tantivy TopDocs (neither counts every match); exact =
+                       quarry TotalMode::Exact vs tantivy (Count, TopDocs) (both do)
+  --total R            the same as --regimes R, for a single regime
   --out DIR            output directory (default bench-out/)
   --warmup-s S         warm-up seconds per class, op and engine (default 1; quick 0.25)
   --measure-s S        measured seconds per class, op and engine (default 4; quick 0.75)
@@ -46,10 +60,13 @@ OPTIONS:
   -h, --help           this text
 
 Writes DIR/queries.tsv, DIR/results.md, DIR/results.json and DIR/results.svg.
-Exit status 2 when quarry's fast path disagrees with its exhaustive path.
+Exit status 2 when quarry's fast path disagrees with its exhaustive path (hits,
+or totals: exact in the exact regime, a flagged lower bound otherwise), or when
+tantivy's Count differs from the exhaustive total.
 
 QUARRY_BENCH_SABOTAGE=1 (test only) perturbs quarry's fast-path hits before
-the check, so the run must fail: it proves the check catches a broken path.";
+the check, so the run must fail: it proves the check catches a broken path.
+QUARRY_BENCH_SABOTAGE=total perturbs quarry's totals instead.";
 
 struct Args {
     corpus: CorpusSpec,
@@ -58,6 +75,18 @@ struct Args {
     settings: Settings,
     layouts: Vec<Layout>,
     reuse: bool,
+}
+
+fn parse_regimes(v: &str) -> Result<Vec<Regime>, String> {
+    let mut out = Vec::new();
+    for s in v.split(',') {
+        let r = Regime::from_name(s.trim())
+            .ok_or(format!("unknown regime {s:?} (lower-bound or exact)"))?;
+        if !out.contains(&r) {
+            out.push(r);
+        }
+    }
+    Ok(out)
 }
 
 fn parse_args(raw: Vec<String>) -> Result<Args, String> {
@@ -70,6 +99,9 @@ fn parse_args(raw: Vec<String>) -> Result<Args, String> {
     let mut reuse = false;
     let mut threads = 1usize;
     let mut sorted_only = false;
+    let mut regimes = Regime::ALL.to_vec();
+    let mut kind: Option<Synth> = None;
+    let (mut vocab, mut zipf, mut doc_len) = (None, None, None);
     let e = |e: lexopt::Error| e.to_string();
     while let Some(arg) = p.next().map_err(e)? {
         match arg {
@@ -88,6 +120,26 @@ fn parse_args(raw: Vec<String>) -> Result<Args, String> {
                     .map(|s| Layout::from_name(s.trim()).ok_or(format!("unknown layout {s:?}")))
                     .collect::<Result<_, _>>()?;
             }
+            Long("regimes") | Long("total") => {
+                regimes = parse_regimes(&p.value().map_err(e)?.string().map_err(e)?)?;
+            }
+            Long("corpus-kind") => {
+                let v = p.value().map_err(e)?.string().map_err(e)?;
+                kind = Some(Synth::from_kind(&v).ok_or(format!(
+                    "unknown corpus kind {v:?} (standard or large-vocab)"
+                ))?);
+            }
+            Long("vocab") => vocab = Some(p.value().map_err(e)?.parse::<usize>().map_err(e)?),
+            Long("zipf") => zipf = Some(p.value().map_err(e)?.parse::<f64>().map_err(e)?),
+            Long("doc-len") => {
+                let v = p.value().map_err(e)?.string().map_err(e)?;
+                let bad = || format!("--doc-len {v:?}: expected A-B, e.g. 50-200");
+                let (a, b) = v.split_once('-').ok_or_else(bad)?;
+                doc_len = Some((
+                    a.trim().parse::<usize>().map_err(|_| bad())?,
+                    b.trim().parse::<usize>().map_err(|_| bad())?,
+                ));
+            }
             Long("reuse-indexes") => reuse = true,
             Long("sorted-only") => sorted_only = true,
             Long("threads") => threads = p.value().map_err(e)?.parse().map_err(e)?,
@@ -98,13 +150,40 @@ fn parse_args(raw: Vec<String>) -> Result<Args, String> {
             _ => return Err(arg.unexpected().to_string()),
         }
     }
+    let shaped = kind.is_some() || vocab.is_some() || zipf.is_some() || doc_len.is_some();
     let corpus = match corpus {
+        Some(_) if shaped => {
+            return Err(
+                "--corpus-kind, --vocab, --zipf and --doc-len shape a synthetic corpus; not with --corpus"
+                    .into(),
+            );
+        }
         Some(path) => CorpusSpec::Jsonl { path, limit: docs },
-        None => CorpusSpec::Synthetic {
-            seed,
-            docs: docs.unwrap_or(if quick { 200_000 } else { 1_000_000 }),
-        },
+        None => {
+            let mut synth = kind.unwrap_or(Synth::STANDARD);
+            let default_docs = if synth == Synth::LARGE_VOCAB {
+                Synth::LARGE_VOCAB_DOCS
+            } else if quick {
+                200_000
+            } else {
+                1_000_000
+            };
+            synth.vocab = vocab.unwrap_or(synth.vocab);
+            synth.zipf = zipf.unwrap_or(synth.zipf);
+            if let Some((a, b)) = doc_len {
+                (synth.min_len, synth.max_len) = (a, b);
+            }
+            synth.validate()?;
+            CorpusSpec::Synthetic {
+                seed,
+                docs: docs.unwrap_or(default_docs),
+                synth,
+            }
+        }
     };
+    if regimes.is_empty() {
+        return Err("--regimes needs at least one regime".into());
+    }
     if passes == 0 {
         return Err("--passes must be at least 1".into());
     }
@@ -118,8 +197,10 @@ fn parse_args(raw: Vec<String>) -> Result<Args, String> {
             passes,
             threads: threads.max(1),
             sorted_only,
-            sabotage: std::env::var("QUARRY_BENCH_SABOTAGE")
-                .is_ok_and(|v| !v.is_empty() && v != "0"),
+            regimes,
+            sabotage: Sabotage::from_env_value(
+                std::env::var("QUARRY_BENCH_SABOTAGE").ok().as_deref(),
+            ),
         },
         layouts,
         reuse,
@@ -260,7 +341,7 @@ fn main() -> ExitCode {
         Err(e) if e.starts_with("MISMATCH") => {
             eprintln!("\nFAILED: {e}");
             eprintln!(
-                "The run is void: quarry must return exactly what the exhaustive evaluation returns."
+                "The run is void: quarry must return exactly what the exhaustive evaluation returns (hits and totals), and tantivy's Count the exhaustive total."
             );
             ExitCode::from(2)
         }
@@ -277,9 +358,14 @@ fn run_all(args: &Args, raw: &[String]) -> Result<(), String> {
     let date = sh("date", &["-u", "+%Y-%m-%d %H:%M UTC"]);
     let cpu = cpu_model();
     eprintln!("{command}\n{date}; {cpu}; load {}", loadavg());
-    if args.settings.sabotage {
+    if args.settings.sabotage != Sabotage::Off {
         eprintln!(
-            "QUARRY_BENCH_SABOTAGE is set: quarry's hits will be perturbed; this run must fail."
+            "QUARRY_BENCH_SABOTAGE is set: quarry's {} will be perturbed; this run must fail.",
+            if args.settings.sabotage == Sabotage::Total {
+                "totals"
+            } else {
+                "hits"
+            }
         );
     }
     let checks = self_checks()?;
@@ -293,15 +379,35 @@ fn run_all(args: &Args, raw: &[String]) -> Result<(), String> {
     let tsv = args.out.join("queries.tsv");
     queries::write_tsv(&tsv, &classes).map_err(|e| format!("{}: {e}", tsv.display()))?;
     let stats = format!(
-        "{} docs, {} body tokens ({:.0} per doc), {} distinct terms; {} mid-df (1-6 %), {} rare (0.02-0.3 %), {} common (>= 10 %) terms",
+        "{} docs, {} body tokens ({:.0} per doc), {} distinct terms, {} of them occurring once ({:.1} %); {} mid-df (1-6 %), {} rare (0.02-0.3 %), {} common (>= 10 %) terms",
         st.docs,
         st.tokens,
         st.tokens as f64 / st.docs as f64,
         st.terms,
+        st.hapax,
+        100.0 * st.hapax as f64 / st.terms.max(1) as f64,
         st.mid,
         st.rare,
         st.common
     );
+    let short: Vec<String> = classes
+        .iter()
+        .filter(|c| c.queries.len() < queries::PER_CLASS)
+        .map(|c| format!("{} {}", c.name, c.queries.len()))
+        .collect();
+    let stats = if short.is_empty() {
+        format!(
+            "{stats}; {} queries in each of the {} classes",
+            queries::PER_CLASS,
+            classes.len()
+        )
+    } else {
+        format!(
+            "{stats}; {} queries a class except: {}",
+            queries::PER_CLASS,
+            short.join(", ")
+        )
+    };
     eprintln!(
         "{stats}; queries in {} ({:.1} s)",
         tsv.display(),
@@ -387,11 +493,17 @@ fn run_all(args: &Args, raw: &[String]) -> Result<(), String> {
         cpu,
         date,
         settings: format!(
-            "warm-up {} s and measure {} s per class, op and engine (the second engine of a pair runs the same query sequence as the first, for at most 3x as long), {} passes forward/reverse/forward, top-{}, one thread, closed loop",
+            "warm-up {} s and measure {} s per class, op, counting regime and engine (the second engine of a pair runs the same query sequence as the first, for at most 3x as long), {} passes forward/reverse/forward, top-{}, one thread, closed loop; regimes {}",
             args.settings.warmup_s,
             args.settings.measure_s,
             args.settings.passes,
-            run::TOP_K
+            run::TOP_K,
+            args.settings
+                .regimes
+                .iter()
+                .map(|r| r.name())
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
         stats,
         threads: Some(args.settings.threads),

@@ -45,6 +45,8 @@ pub struct CorpusStats {
     pub tokens: u64,
     /// Distinct body terms.
     pub terms: usize,
+    /// Terms occurring exactly once in the bodies (hapax legomena).
+    pub hapax: usize,
     /// Terms with df in 1–6 %.
     pub mid: usize,
     /// Terms with df in 0.02–0.3 %.
@@ -94,8 +96,8 @@ pub fn make(corpus: &CorpusSpec, seed: u64) -> Result<(Vec<QueryClass>, CorpusSt
     by_doc.sort_by_key(|&i| windows[i].doc);
     let mut seq_found: Vec<Option<String>> = vec![None; windows.len()];
 
-    // term -> (df, last doc seen + 1)
-    let mut df: HashMap<String, (u32, u32)> = HashMap::new();
+    // term -> (df, last doc seen + 1, occurrences)
+    let mut df: HashMap<String, (u32, u32, u64)> = HashMap::new();
     let mut tokens_total = 0u64;
     let mut scratch = String::new();
     let mut toks: Vec<String> = Vec::new();
@@ -108,13 +110,14 @@ pub fn make(corpus: &CorpusSpec, seed: u64) -> Result<(Vec<QueryClass>, CorpusSt
             tokens_total += 1;
             match df.get_mut(t) {
                 Some(e) => {
+                    e.2 += 1;
                     if e.1 != stamp {
                         e.0 += 1;
                         e.1 = stamp;
                     }
                 }
                 None => {
-                    df.insert(t.to_owned(), (1, stamp));
+                    df.insert(t.to_owned(), (1, stamp, 1));
                 }
             }
             if want_tokens {
@@ -152,6 +155,7 @@ pub fn make(corpus: &CorpusSpec, seed: u64) -> Result<(Vec<QueryClass>, CorpusSt
         docs: n_docs,
         tokens: tokens_total,
         terms: terms.len(),
+        hapax: df.values().filter(|e| e.2 == 1).count(),
         mid: mid.len(),
         rare: rare.len(),
         common: common.len(),

@@ -6,7 +6,7 @@ use std::path::Path;
 use plotters::prelude::*;
 
 use crate::index::{Engine, IndexReport, Layout};
-use crate::run::ClassResult;
+use crate::run::{ClassResult, Regime};
 
 /// Everything one run produced.
 pub struct RunReport {
@@ -45,8 +45,26 @@ pub struct LayoutReport {
     pub load_before: String,
     /// /proc/loadavg after measuring.
     pub load_after: String,
-    /// Results per class and op.
+    /// Results per class, op and regime.
     pub results: Vec<ClassResult>,
+}
+
+impl LayoutReport {
+    /// The regimes measured, in run order.
+    pub fn regimes(&self) -> Vec<Regime> {
+        let mut v = Vec::new();
+        for c in &self.results {
+            if !v.contains(&c.regime) {
+                v.push(c.regime);
+            }
+        }
+        v
+    }
+
+    /// The results of one regime.
+    pub fn of(&self, regime: Regime) -> impl Iterator<Item = &ClassResult> {
+        self.results.iter().filter(move |c| c.regime == regime)
+    }
 }
 
 fn mib(bytes: u64) -> f64 {
@@ -84,13 +102,13 @@ pub fn markdown(r: &RunReport) -> String {
     let _ = writeln!(s, "\n## Indexing (one writer thread each)\n");
     let _ = writeln!(
         s,
-        "| engine | layout | segments | docs/s (wall) | wall s | CPU s | peak RSS MiB | index MiB |"
+        "| engine | layout | segments | docs/s (wall) | wall s | CPU s | peak RSS MiB | of which before indexing MiB | index MiB |"
     );
-    let _ = writeln!(s, "|---|---|---:|---:|---:|---:|---:|---:|");
+    let _ = writeln!(s, "|---|---|---:|---:|---:|---:|---:|---:|---:|");
     for (e, l, ir) in &r.indexing {
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {:.0} | {:.1} | {:.1} | {:.0} | {:.1} |",
+            "| {} | {} | {} | {:.0} | {:.1} | {:.1} | {:.0} | {:.0} | {:.1} |",
             e.name(),
             l.name(),
             ir.segments,
@@ -98,6 +116,7 @@ pub fn markdown(r: &RunReport) -> String {
             ir.wall_s,
             ir.cpu_s,
             ir.vm_hwm_kib as f64 / 1024.0,
+            ir.vm_hwm_base_kib as f64 / 1024.0,
             mib(ir.bytes)
         );
     }
@@ -122,107 +141,20 @@ pub fn markdown(r: &RunReport) -> String {
         if let (Some(q), Some(t)) = (get(Engine::Quarry), get(Engine::Tantivy)) {
             let _ = writeln!(
                 s,
-                "\n{} layout, quarry/tantivy: docs/s {:.2}x, CPU s {:.2}x, peak RSS {:.2}x, index size {:.2}x.",
+                "\n{} layout, quarry/tantivy: docs/s {:.2}x, CPU s {:.2}x, peak RSS {:.2}x ({:.2}x above what each held before indexing, e.g. the corpus generator), index size {:.2}x.",
                 l.name(),
                 q.docs_per_s() / t.docs_per_s(),
                 q.cpu_s / t.cpu_s,
                 q.vm_hwm_kib as f64 / t.vm_hwm_kib as f64,
+                q.vm_hwm_kib.saturating_sub(q.vm_hwm_base_kib) as f64
+                    / t.vm_hwm_kib.saturating_sub(t.vm_hwm_base_kib).max(1) as f64,
                 q.bytes as f64 / t.bytes as f64
             );
         }
     }
     for lr in &r.layouts {
-        let _ = writeln!(
-            s,
-            "\n## Search, {} layout (quarry {} segment(s), tantivy {} segment(s)), top-{}, one thread\n",
-            lr.layout.name(),
-            lr.segments.0,
-            lr.segments.1,
-            crate::run::TOP_K
-        );
-        let _ = writeln!(
-            s,
-            "Load average before / after: {} / {}.\n",
-            lr.load_before, lr.load_after
-        );
-        if lr.segments.1 > 1 && !lr.tantivy_segments_in_order {
-            let _ = writeln!(
-                s,
-                "tantivy's segment ordinals are not in insertion order here (its segment register is a hash map), \
-                 so where scores tie exactly it prefers other documents than quarry does (both break ties by \
-                 their own doc order): compare the \"ties aside\" column.\n"
-            );
-        }
-        let _ = writeln!(
-            s,
-            "| class | op | quarry CPU ms/q | tantivy CPU ms/q | quarry/tantivy | quarry p50 / p99 ms | tantivy p50 / p99 ms | queries | top-10 same set / same order | same order, ties aside |"
-        );
-        let _ = writeln!(s, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|");
-        for c in &lr.results {
-            let a = &c.agreement;
-            let pct = |x: usize| 100.0 * x as f64 / a.queries.max(1) as f64;
-            let _ = writeln!(
-                s,
-                "| {} | {} | {:.3} | {:.3} | **{:.2}** | {:.3} / {:.3} | {:.3} / {:.3} | {} | {:.0} % / {:.0} % | {:.0} % |",
-                c.class,
-                c.op,
-                c.cpu_ms(Engine::Quarry),
-                c.cpu_ms(Engine::Tantivy),
-                c.ratio(),
-                c.p50(Engine::Quarry),
-                c.p99(Engine::Quarry),
-                c.p50(Engine::Tantivy),
-                c.p99(Engine::Tantivy),
-                c.measured(),
-                pct(a.same_set),
-                pct(a.same_order),
-                pct(a.same_order + a.near_ties)
-            );
-        }
-        for op in [
-            "AND",
-            "OR",
-            "AND year:desc,score",
-            "OR year:desc,score",
-            "AND category,year:desc",
-            "OR category,year:desc",
-        ] {
-            if !lr.results.iter().any(|c| c.op == op) {
-                continue;
-            }
-            let g = geomean(lr.results.iter().filter(|c| c.op == op).map(|c| c.ratio()));
-            let _ = writeln!(s, "\nGeometric mean of the {op} ratios: {g:.2}.");
-        }
-        if let Some(threads) = r.threads.filter(|&t| t > 1) {
-            let _ = writeln!(
-                s,
-                "\n### {threads} threads sharing one searcher, {} layout\n",
-                lr.layout.name()
-            );
-            let _ = writeln!(
-                s,
-                "| class | op | quarry CPU ms/q | tantivy CPU ms/q | quarry/tantivy | quarry q/s | tantivy q/s | quarry p50 / p99 ms | tantivy p50 / p99 ms |"
-            );
-            let _ = writeln!(s, "|---|---|---:|---:|---:|---:|---:|---:|---:|");
-            for c in &lr.results {
-                if let Some((q, t)) = &c.concurrent {
-                    let _ = writeln!(
-                        s,
-                        "| {} | {} | {:.3} | {:.3} | **{:.2}** | {:.0} | {:.0} | {:.3} / {:.3} | {:.3} / {:.3} |",
-                        c.class,
-                        c.op,
-                        q.cpu_ms(),
-                        t.cpu_ms(),
-                        q.cpu_ms() / t.cpu_ms(),
-                        q.count as f64 / q.wall_s,
-                        t.count as f64 / t.wall_s,
-                        q.p50_ms,
-                        q.p99_ms,
-                        t.p50_ms,
-                        t.p99_ms
-                    );
-                }
-            }
+        for regime in lr.regimes() {
+            search_tables(&mut s, r, lr, regime);
         }
         let checked: usize = lr.results.iter().map(|c| c.oracle_checked).sum();
         let max_rel = lr
@@ -232,7 +164,9 @@ pub fn markdown(r: &RunReport) -> String {
             .fold(0.0, f64::max);
         let _ = writeln!(
             s,
-            "\nEvery measured quarry result equalled the exhaustive path (doc ids and score bits): {checked} distinct queries checked. \
+            "\nEvery measured quarry result equalled the exhaustive path (doc ids and score bits; totals exact in the exact regime, \
+             no larger than the exhaustive count and flagged inexact when smaller in the lower-bound regime), and every tantivy Count \
+             of the exact regime equalled the exhaustive count: {checked} (query, regime) pairs checked. \
              Largest relative score difference between the engines for the same document at the same rank: {max_rel:.1e}."
         );
     }
@@ -241,9 +175,115 @@ pub fn markdown(r: &RunReport) -> String {
         "\nCPU ms/q is process CPU time over completed queries; p50/p99 are wall latencies; each figure is the median of the passes, \
          and the ratio is the median of the per-pass quarry/tantivy ratios (both engines run the same queries in a pass). \
          \"same order, ties aside\" counts queries whose lists are in the same order, or differ only in which of equally scored documents they show \
-         (the two lists' scores agree rank by rank within 1e-5, relative)."
+         (the two lists' scores agree rank by rank within 1e-5, relative). \
+         \"quarry totals exact\" is the share of checked queries whose total quarry reported as exact: 100 % in the exact regime; \
+         in the lower-bound regime the rest skipped documents that could not enter the top 10."
     );
     s
+}
+
+/// The tables of one layout and one counting regime.
+fn search_tables(s: &mut String, r: &RunReport, lr: &LayoutReport, regime: Regime) {
+    let _ = writeln!(
+        s,
+        "\n## Search, {} layout, {} regime: {} (quarry {} segment(s), tantivy {} segment(s)), top-{}, one thread\n",
+        lr.layout.name(),
+        regime.name(),
+        regime.describe(),
+        lr.segments.0,
+        lr.segments.1,
+        crate::run::TOP_K
+    );
+    let _ = writeln!(
+        s,
+        "Load average before / after: {} / {}.\n",
+        lr.load_before, lr.load_after
+    );
+    if lr.segments.1 > 1 && !lr.tantivy_segments_in_order {
+        let _ = writeln!(
+            s,
+            "tantivy's segment ordinals are not in insertion order here (its segment register is a hash map), \
+             so where scores tie exactly it prefers other documents than quarry does (both break ties by \
+             their own doc order): compare the \"ties aside\" column.\n"
+        );
+    }
+    let _ = writeln!(
+        s,
+        "| class | op | quarry CPU ms/q | tantivy CPU ms/q | quarry/tantivy | quarry p50 / p99 ms | tantivy p50 / p99 ms | queries | top-10 same set / same order | same order, ties aside | quarry totals exact |"
+    );
+    let _ = writeln!(s, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for c in lr.of(regime) {
+        let a = &c.agreement;
+        let pct = |x: usize| 100.0 * x as f64 / a.queries.max(1) as f64;
+        let _ = writeln!(
+            s,
+            "| {} | {} | {:.3} | {:.3} | **{:.2}** | {:.3} / {:.3} | {:.3} / {:.3} | {} | {:.0} % / {:.0} % | {:.0} % | {:.0} % |",
+            c.class,
+            c.op,
+            c.cpu_ms(Engine::Quarry),
+            c.cpu_ms(Engine::Tantivy),
+            c.ratio(),
+            c.p50(Engine::Quarry),
+            c.p99(Engine::Quarry),
+            c.p50(Engine::Tantivy),
+            c.p99(Engine::Tantivy),
+            c.measured(),
+            pct(a.same_set),
+            pct(a.same_order),
+            pct(a.same_order + a.near_ties),
+            100.0 * c.totals_exact as f64 / c.oracle_checked.max(1) as f64
+        );
+    }
+    for op in [
+        "AND",
+        "OR",
+        "AND year:desc,score",
+        "OR year:desc,score",
+        "AND category,year:desc",
+        "OR category,year:desc",
+    ] {
+        if !lr.of(regime).any(|c| c.op == op) {
+            continue;
+        }
+        let g = geomean(lr.of(regime).filter(|c| c.op == op).map(|c| c.ratio()));
+        let _ = writeln!(
+            s,
+            "\nGeometric mean of the {op} ratios, {} regime: {g:.2}.",
+            regime.name()
+        );
+    }
+    if let Some(threads) = r.threads.filter(|&t| t > 1) {
+        let _ = writeln!(
+            s,
+            "\n### {threads} threads sharing one searcher, {} layout, {} regime\n",
+            lr.layout.name(),
+            regime.name()
+        );
+        let _ = writeln!(
+            s,
+            "| class | op | quarry CPU ms/q | tantivy CPU ms/q | quarry/tantivy | quarry q/s | tantivy q/s | quarry p50 / p99 ms | tantivy p50 / p99 ms |"
+        );
+        let _ = writeln!(s, "|---|---|---:|---:|---:|---:|---:|---:|---:|");
+        for c in lr.of(regime) {
+            if let Some((q, t)) = &c.concurrent {
+                let _ = writeln!(
+                    s,
+                    "| {} | {} | {:.3} | {:.3} | **{:.2}** | {:.0} | {:.0} | {:.3} / {:.3} | {:.3} / {:.3} |",
+                    c.class,
+                    c.op,
+                    q.cpu_ms(),
+                    t.cpu_ms(),
+                    q.cpu_ms() / t.cpu_ms(),
+                    q.count as f64 / q.wall_s,
+                    t.count as f64 / t.wall_s,
+                    q.p50_ms,
+                    q.p99_ms,
+                    t.p50_ms,
+                    t.p99_ms
+                );
+            }
+        }
+    }
 }
 
 /// The JSON form of the whole run.
@@ -266,7 +306,7 @@ pub fn json(r: &RunReport) -> serde_json::Value {
                     };
                     let a = &c.agreement;
                     serde_json::json!({
-                        "class": c.class, "op": c.op,
+                        "class": c.class, "op": c.op, "regime": c.regime.name(),
                         "quarry_cpu_ms": c.cpu_ms(Engine::Quarry), "tantivy_cpu_ms": c.cpu_ms(Engine::Tantivy),
                         "ratio": c.ratio(),
                         "quarry_p50_ms": c.p50(Engine::Quarry), "quarry_p99_ms": c.p99(Engine::Quarry),
@@ -274,7 +314,7 @@ pub fn json(r: &RunReport) -> serde_json::Value {
                         "quarry_passes": ms(&c.quarry), "tantivy_passes": ms(&c.tantivy),
                         "agreement": {"queries": a.queries, "same_set": a.same_set, "same_order": a.same_order,
                                       "near_ties": a.near_ties, "max_rel_score_diff": a.max_rel_score_diff},
-                        "oracle_checked": c.oracle_checked,
+                        "oracle_checked": c.oracle_checked, "quarry_totals_exact": c.totals_exact,
                     })
                 })
                 .collect();
@@ -301,17 +341,23 @@ pub fn json(r: &RunReport) -> serde_json::Value {
     })
 }
 
-/// A grouped bar chart (log scale) of CPU ms per query, one panel per layout.
+/// A grouped bar chart (log scale) of CPU ms per query, one panel per
+/// layout and counting regime.
 pub fn svg(r: &RunReport, path: &Path) -> Result<(), String> {
-    let panels = r.layouts.len().max(1);
+    let panel_list: Vec<(&LayoutReport, Regime)> = r
+        .layouts
+        .iter()
+        .flat_map(|lr| lr.regimes().into_iter().map(move |g| (lr, g)))
+        .collect();
+    let panels = panel_list.len().max(1);
     let root = SVGBackend::new(path, (1400, 480 * panels as u32)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| e.to_string())?;
     let areas = root.split_evenly((panels, 1));
     let colors = [RGBColor(0x1f, 0x77, 0xb4), RGBColor(0xff, 0x7f, 0x0e)];
-    for (lr, area) in r.layouts.iter().zip(areas) {
-        let n = lr.results.len();
-        let values: Vec<f64> = lr
-            .results
+    for ((lr, regime), area) in panel_list.into_iter().zip(areas) {
+        let results: Vec<&ClassResult> = lr.of(regime).collect();
+        let n = results.len();
+        let values: Vec<f64> = results
             .iter()
             .flat_map(|c| [c.cpu_ms(Engine::Quarry), c.cpu_ms(Engine::Tantivy)])
             .filter(|v| *v > 0.0 && v.is_finite())
@@ -323,8 +369,9 @@ pub fn svg(r: &RunReport, path: &Path) -> Result<(), String> {
         let mut chart = ChartBuilder::on(&area)
             .caption(
                 format!(
-                    "CPU ms per query (log scale), {} layout: quarry {} seg, tantivy {} seg",
+                    "CPU ms per query (log scale), {} layout, {} regime: quarry {} seg, tantivy {} seg",
                     lr.layout.name(),
+                    regime.name(),
                     lr.segments.0,
                     lr.segments.1
                 ),
@@ -345,7 +392,7 @@ pub fn svg(r: &RunReport, path: &Path) -> Result<(), String> {
         for (ei, e) in [Engine::Quarry, Engine::Tantivy].into_iter().enumerate() {
             let color = colors[ei];
             chart
-                .draw_series(lr.results.iter().enumerate().map(|(i, c)| {
+                .draw_series(results.iter().enumerate().map(|(i, c)| {
                     let x0 = i as f64 + 0.1 + 0.4 * ei as f64;
                     Rectangle::new([(x0, y0), (x0 + 0.4, c.cpu_ms(e).max(y0))], color.filled())
                 }))
@@ -367,7 +414,7 @@ pub fn svg(r: &RunReport, path: &Path) -> Result<(), String> {
             .into_font()
             .transform(FontTransform::Rotate90)
             .color(&BLACK);
-        for (i, c) in lr.results.iter().enumerate() {
+        for (i, c) in results.iter().enumerate() {
             let (px, py) = chart.backend_coord(&(i as f64 + 0.5, y0));
             root.draw(&Text::new(
                 format!("{} {}", c.class, c.op),

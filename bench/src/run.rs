@@ -5,10 +5,12 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 use std::time::Instant;
 
-use quarry::{ExecMode, Operator, SearchOptions, SearchRequest, SortKey, SortSpec, Value};
+use quarry::{
+    ExecMode, Operator, SearchOptions, SearchRequest, SortKey, SortSpec, TotalMode, Value,
+};
 use tantivy::Order;
-use tantivy::collector::TopDocs;
 use tantivy::collector::sort_key::{SortBySimilarityScore, SortByStaticFastValue, SortByString};
+use tantivy::collector::{Collector, Count, TopDocs};
 use tantivy::columnar::Column;
 use tantivy::query::{BooleanQuery, Occur, Query as TQuery, TermQuery};
 use tantivy::schema::IndexRecordOption;
@@ -38,17 +40,106 @@ pub struct Settings {
     pub measure_s: f64,
     /// Passes over the class list (forward, reverse, forward, ...).
     pub passes: usize,
-    /// Perturb quarry's fast-path hits before the check (proves the check works).
-    pub sabotage: bool,
+    /// Perturb quarry's fast-path results before the check (proves the
+    /// check works).
+    pub sabotage: Sabotage,
     /// Threads of the concurrent phase (sharing one searcher); 1 skips it.
     pub threads: usize,
     /// Run only the sorted ops of [`SORTED_CLASSES`].
     pub sorted_only: bool,
+    /// The counting regimes measured, each for every class and op.
+    pub regimes: Vec<Regime>,
+}
+
+/// The test-only knob `QUARRY_BENCH_SABOTAGE`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sabotage {
+    /// Results are checked as they are.
+    Off,
+    /// `=1`: one score bit of the last hit of every fifth query flipped.
+    Hits,
+    /// `=total`: one added to quarry's total of every fifth query, which
+    /// neither regime may accept (exact: a wrong count; lower bound: above
+    /// the exact count).
+    Total,
+}
+
+impl Sabotage {
+    /// From the variable's value: unset, empty or `0` is off, `total`
+    /// perturbs totals, anything else hits.
+    pub fn from_env_value(v: Option<&str>) -> Sabotage {
+        match v {
+            None | Some("") | Some("0") => Sabotage::Off,
+            Some("total") => Sabotage::Total,
+            Some(_) => Sabotage::Hits,
+        }
+    }
+}
+
+/// How matches are counted: each regime pits quarry against the tantivy
+/// collector doing the same work (BENCH.md item 4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Regime {
+    /// quarry `TotalMode::LowerBound` against tantivy's `TopDocs` alone:
+    /// neither counts every match, both may skip.
+    LowerBound,
+    /// quarry `TotalMode::Exact` against tantivy's `(Count, TopDocs)`: both
+    /// count every match.
+    Exact,
+}
+
+impl Regime {
+    /// Both, in the order they run.
+    pub const ALL: [Regime; 2] = [Regime::LowerBound, Regime::Exact];
+
+    /// The option name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Regime::LowerBound => "lower-bound",
+            Regime::Exact => "exact",
+        }
+    }
+
+    /// Parses an option name.
+    pub fn from_name(s: &str) -> Option<Regime> {
+        Regime::ALL.into_iter().find(|r| r.name() == s)
+    }
+
+    /// What the two engines do, for headings.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Regime::LowerBound => {
+                "quarry TotalMode::LowerBound vs tantivy TopDocs (neither counts every match)"
+            }
+            Regime::Exact => {
+                "quarry TotalMode::Exact vs tantivy (Count, TopDocs) (both count every match)"
+            }
+        }
+    }
+
+    /// quarry's total mode in this regime.
+    pub fn total(self) -> TotalMode {
+        match self {
+            Regime::LowerBound => TotalMode::LowerBound,
+            Regime::Exact => TotalMode::Exact,
+        }
+    }
 }
 
 /// A top-k list: (score bits, doc) best first. quarry docs are snapshot
 /// doc numbers; tantivy docs are `segment_ord << 32 | doc_id`.
 pub type TopList = Vec<(u32, u64)>;
+
+/// What one search returned: the hits and the total, `(count, exact)`.
+/// quarry always reports a total; tantivy only in the exact regime (its
+/// `Count`), and `None` with `TopDocs` alone.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Outcome {
+    /// The top-k list.
+    pub hits: TopList,
+    /// The total and whether it is exact.
+    pub total: Option<(u64, bool)>,
+}
 
 /// The order a query's top 10 is taken in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,6 +163,7 @@ pub struct Prepared {
     quarry: quarry::Query,
     tantivy: Box<dyn TQuery>,
     sort: SortMode,
+    regime: Regime,
 }
 
 /// One engine's measurement of one class and op in one pass.
@@ -122,6 +214,8 @@ pub struct ClassResult {
     pub class: String,
     /// AND or OR.
     pub op: &'static str,
+    /// The counting regime.
+    pub regime: Regime,
     /// quarry's measurements, one per pass.
     pub quarry: Vec<Measurement>,
     /// tantivy's measurements, one per pass.
@@ -130,6 +224,9 @@ pub struct ClassResult {
     pub agreement: Agreement,
     /// Distinct queries checked against the exhaustive path.
     pub oracle_checked: usize,
+    /// Of those, how many quarry reported an exact total for (all of them
+    /// in the exact regime).
+    pub totals_exact: usize,
     /// The concurrent phase (quarry, tantivy), when it ran.
     pub concurrent: Option<(Measurement, Measurement)>,
 }
@@ -295,18 +392,18 @@ impl Engines {
             quarry: quarry::Query::matching(self.quarry_body, text, op),
             tantivy,
             sort: SortMode::Score,
+            regime: Regime::Exact,
         })
     }
 
-    /// quarry's request for `q`: top 10 by score, or by its sort spec.
-    /// Sorted requests do not count every match exactly (tantivy's sorted
-    /// collectors count nothing), so block skipping may apply.
-    fn quarry_request(&self, q: &Prepared) -> SearchRequest {
+    /// quarry's request for `q`: top 10 by score, or by its sort spec,
+    /// counting as `total` says.
+    fn quarry_request(&self, q: &Prepared, total: TotalMode) -> SearchRequest {
         let schema = self.quarry.schema();
         let field = |n: &str| SortKey::Field(schema.field(n).expect("bench schema field"));
         let mut spec = SortSpec::new();
         match q.sort {
-            SortMode::Score => return SearchRequest::top(TOP_K),
+            SortMode::Score => return SearchRequest::top(TOP_K).with_total(total),
             SortMode::YearScore => {
                 spec.push(field("year"), true).push(SortKey::Score, true);
             }
@@ -319,69 +416,108 @@ impl Engines {
             offset: 0,
             limit: TOP_K,
             sort: Some(spec),
-            total: quarry::TotalMode::LowerBound,
+            total,
         }
     }
 
     /// `q` run on one of the quarry searchers (measured or oracle).
     #[inline]
-    fn quarry_top(&self, searcher: &quarry::Searcher, q: &Prepared, what: &str) -> TopList {
+    fn quarry_top(
+        &self,
+        searcher: &quarry::Searcher,
+        q: &Prepared,
+        total: TotalMode,
+        what: &str,
+    ) -> Outcome {
         let hits = searcher
-            .search(&q.quarry, &self.quarry_request(q))
+            .search(&q.quarry, &self.quarry_request(q, total))
             .expect(what);
-        hits.hits
-            .iter()
-            .map(|h| (h.score.to_bits(), h.doc))
-            .collect()
+        Outcome {
+            hits: hits
+                .hits
+                .iter()
+                .map(|h| (h.score.to_bits(), h.doc))
+                .collect(),
+            total: Some((hits.total_hits, hits.total_is_exact)),
+        }
     }
 
     #[inline]
-    fn search_quarry(&self, q: &Prepared) -> TopList {
-        self.quarry_top(&self.quarry, q, "quarry search")
+    fn search_quarry(&self, q: &Prepared) -> Outcome {
+        self.quarry_top(&self.quarry, q, q.regime.total(), "quarry search")
     }
 
+    /// `c` alone in the lower-bound regime, `(Count, c)` in the exact one.
     #[inline]
-    fn search_tantivy(&self, q: &Prepared) -> TopList {
-        let addr = |a: &DocAddress| (u64::from(a.segment_ord) << 32) | u64::from(a.doc_id);
-        match q.sort {
-            SortMode::Score => {
-                let hits: Vec<(f32, DocAddress)> = self
+    fn tantivy_collect<C: Collector>(&self, q: &Prepared, c: C) -> (C::Fruit, Option<(u64, bool)>) {
+        match q.regime {
+            Regime::LowerBound => (
+                self.tantivy
+                    .search(&*q.tantivy, &c)
+                    .expect("tantivy search"),
+                None,
+            ),
+            Regime::Exact => {
+                let (n, fruit) = self
                     .tantivy
-                    .search(&*q.tantivy, &TopDocs::with_limit(TOP_K).order_by_score())
+                    .search(&*q.tantivy, &(Count, c))
                     .expect("tantivy search");
-                hits.iter().map(|(s, a)| (s.to_bits(), addr(a))).collect()
+                (fruit, Some((n as u64, true)))
+            }
+        }
+    }
+
+    #[inline]
+    fn search_tantivy(&self, q: &Prepared) -> Outcome {
+        let addr = |a: &DocAddress| (u64::from(a.segment_ord) << 32) | u64::from(a.doc_id);
+        let (hits, total) = match q.sort {
+            SortMode::Score => {
+                let (hits, total) =
+                    self.tantivy_collect(q, TopDocs::with_limit(TOP_K).order_by_score());
+                let hits: Vec<(f32, DocAddress)> = hits;
+                (
+                    hits.iter().map(|(s, a)| (s.to_bits(), addr(a))).collect(),
+                    total,
+                )
             }
             SortMode::YearScore => {
                 let c = TopDocs::with_limit(TOP_K).order_by((
                     (SortByStaticFastValue::<i64>::for_field("year"), Order::Desc),
                     (SortBySimilarityScore, Order::Desc),
                 ));
-                let hits = self
-                    .tantivy
-                    .search(&*q.tantivy, &c)
-                    .expect("tantivy search");
-                hits.iter()
-                    .map(|((_, s), a)| (s.to_bits(), addr(a)))
-                    .collect()
+                let (hits, total) = self.tantivy_collect(q, c);
+                (
+                    hits.iter()
+                        .map(|((_, s), a)| (s.to_bits(), addr(a)))
+                        .collect(),
+                    total,
+                )
             }
             SortMode::CategoryYear => {
                 let c = TopDocs::with_limit(TOP_K).order_by((
                     (SortByString::for_field("category"), Order::Asc),
                     (SortByStaticFastValue::<i64>::for_field("year"), Order::Desc),
                 ));
-                let hits = self
-                    .tantivy
-                    .search(&*q.tantivy, &c)
-                    .expect("tantivy search");
-                hits.iter()
-                    .map(|(_, a)| (0f32.to_bits(), addr(a)))
-                    .collect()
+                let (hits, total) = self.tantivy_collect(q, c);
+                (
+                    hits.iter()
+                        .map(|(_, a)| (0f32.to_bits(), addr(a)))
+                        .collect(),
+                    total,
+                )
             }
-        }
+        };
+        Outcome { hits, total }
     }
 
-    fn oracle(&self, q: &Prepared) -> TopList {
-        self.quarry_top(&self.oracle, q, "quarry exhaustive search")
+    /// The exhaustive evaluation of `q`, always counting exactly.
+    fn oracle(&self, q: &Prepared) -> Outcome {
+        self.quarry_top(
+            &self.oracle,
+            q,
+            TotalMode::Exact,
+            "quarry exhaustive search",
+        )
     }
 
     fn quarry_corpus_id(&self, doc: u64, cache: &mut HashMap<u64, i64>) -> i64 {
@@ -407,11 +543,11 @@ impl Engines {
 
 /// Results of every execution of one engine on one class/op: the first
 /// list seen per query index (later executions must equal it).
-type Seen = BTreeMap<usize, TopList>;
+type Seen = BTreeMap<usize, Outcome>;
 
 struct Loop<'a> {
     engines: &'a Engines,
-    sabotage: bool,
+    sabotage: Sabotage,
 }
 
 impl Loop<'_> {
@@ -427,7 +563,7 @@ impl Loop<'_> {
     ) -> Result<Measurement, String> {
         let n = queries.len();
         let mut lat: Vec<f64> = Vec::with_capacity(1024);
-        let mut results: Vec<(usize, TopList)> = Vec::new();
+        let mut results: Vec<(usize, Outcome)> = Vec::new();
         let cpu0 = cpu_seconds();
         let t0 = Instant::now();
         let mut i = 0usize;
@@ -461,11 +597,13 @@ impl Loop<'_> {
         let cpu_s = cpu_seconds() - cpu0;
         if let Some(seen) = seen {
             for (qi, mut r) in results {
-                sabotage(self.sabotage && engine == Engine::Quarry, qi, &mut r);
+                if engine == Engine::Quarry {
+                    sabotage(self.sabotage, qi, &mut r);
+                }
                 match seen.get(&qi) {
                     Some(first) if *first != r => {
                         return Err(format!(
-                            "{} returned different hits for the same query {:?} on two runs:\n  {first:?}\n  {r:?}",
+                            "{} returned different hits or totals for the same query {:?} on two runs:\n  {first:?}\n  {r:?}",
                             engine.name(),
                             queries[qi].text
                         ));
@@ -489,15 +627,29 @@ impl Loop<'_> {
 }
 
 /// The test-only knob: a fast path that is off by one ulp on every fifth
-/// query (QUARRY_BENCH_SABOTAGE=1), so the check must fail the run.
-fn sabotage(on: bool, qi: usize, r: &mut TopList) {
-    if let Some(last) = r.last_mut().filter(|_| on && qi.is_multiple_of(5)) {
-        last.0 ^= 1;
+/// query (QUARRY_BENCH_SABOTAGE=1), or miscounts it
+/// (QUARRY_BENCH_SABOTAGE=total), so the check must fail the run.
+fn sabotage(mode: Sabotage, qi: usize, r: &mut Outcome) {
+    if !qi.is_multiple_of(5) {
+        return;
+    }
+    match mode {
+        Sabotage::Off => {}
+        Sabotage::Hits => {
+            if let Some(last) = r.hits.last_mut() {
+                last.0 ^= 1;
+            }
+        }
+        Sabotage::Total => {
+            if let Some(t) = r.total.as_mut() {
+                t.0 += 1;
+            }
+        }
     }
 }
 
 /// What one thread of the concurrent phase returns: latencies and results.
-type ThreadOut = (Vec<f64>, Vec<(usize, TopList)>);
+type ThreadOut = (Vec<f64>, Vec<(usize, Outcome)>);
 
 /// `threads` threads share the searchers, each closed loop over the queries
 /// from its own offset, for `seconds` after a warm-up. Returns the
@@ -510,7 +662,7 @@ fn run_concurrent(
     threads: usize,
     warmup_s: f64,
     seconds: f64,
-) -> (Measurement, Vec<(usize, TopList)>) {
+) -> (Measurement, Vec<(usize, Outcome)>) {
     let n = queries.len();
     let per_thread = |t: usize, secs: f64, keep: bool| {
         let mut lat = Vec::new();
@@ -527,7 +679,9 @@ fn run_concurrent(
             };
             lat.push(ts.elapsed().as_secs_f64() * 1e3);
             if keep {
-                sabotage(lp.sabotage && engine == Engine::Quarry, qi, &mut r);
+                if engine == Engine::Quarry {
+                    sabotage(lp.sabotage, qi, &mut r);
+                }
                 results.push((qi, r));
             }
             i += 1;
@@ -585,6 +739,60 @@ fn describe_diff(fast: &TopList, exact: &TopList) -> String {
     format!("  fast path:  {}\n  exhaustive: {}", fmt(fast), fmt(exact))
 }
 
+/// Checks one measured outcome of `engine` against the exhaustive one.
+/// quarry: the same hits (doc ids and score bits); in the exact regime the
+/// exact total, flagged exact; in the lower-bound regime a total no larger
+/// than the exact one, flagged inexact when smaller. tantivy, exact regime:
+/// its `Count` equals the exhaustive total (there are no deletes, so the
+/// number of matches does not depend on the segment layout). The error
+/// names what differs, with both values.
+fn check_outcome(
+    engine: Engine,
+    regime: Regime,
+    got: &Outcome,
+    exact: &Outcome,
+) -> Result<(), String> {
+    let (want, _) = exact.total.expect("the exhaustive path reports a total");
+    match engine {
+        Engine::Quarry => {
+            if got.hits != exact.hits {
+                return Err(format!(
+                    "quarry's fast path differs from its exhaustive path\n{}",
+                    describe_diff(&got.hits, &exact.hits)
+                ));
+            }
+            let (n, is_exact) = got.total.expect("quarry reports a total");
+            let ok = match regime {
+                Regime::Exact => n == want && is_exact,
+                // A lower bound may happen to be the exact count; when it is
+                // smaller it must say so.
+                Regime::LowerBound => n <= want && (n == want || !is_exact),
+            };
+            if !ok {
+                return Err(format!(
+                    "quarry's total is wrong in the {} regime: it reports {n} ({}), the exhaustive path counts {want}",
+                    regime.name(),
+                    if is_exact {
+                        "flagged exact"
+                    } else {
+                        "flagged a lower bound"
+                    }
+                ));
+            }
+        }
+        Engine::Tantivy => {
+            if let Some((n, _)) = got.total
+                && n != want
+            {
+                return Err(format!(
+                    "tantivy's Count is {n}, quarry's exhaustive total {want}"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Runs every class with both ops on one layout.
 pub fn run_layout(
     layout: Layout,
@@ -616,7 +824,10 @@ pub fn run_layout(
         cursor: usize,
         seen_q: Seen,
         seen_t: Seen,
-        checked: HashSet<usize>,
+        /// Exhaustive outcomes, per query index, computed once.
+        oracle: Seen,
+        /// Query indexes whose first run has been checked, per engine.
+        checked: HashSet<(Engine, usize)>,
         result: ClassResult,
     }
     let mut slots: Vec<Slot> = Vec::new();
@@ -634,34 +845,40 @@ pub fn run_layout(
             if !wanted {
                 continue;
             }
-            let queries = c
-                .queries
-                .iter()
-                .map(|t| {
-                    engines.prepare(t, *op).map(|mut p| {
-                        p.sort = *sort;
-                        p
+            for &regime in &settings.regimes {
+                let queries = c
+                    .queries
+                    .iter()
+                    .map(|t| {
+                        engines.prepare(t, *op).map(|mut p| {
+                            p.sort = *sort;
+                            p.regime = regime;
+                            p
+                        })
                     })
-                })
-                .collect::<Result<Vec<_>, _>>()?;
-            slots.push(Slot {
-                class: ci,
-                op: oi,
-                queries,
-                cursor: 0,
-                seen_q: Seen::new(),
-                seen_t: Seen::new(),
-                checked: HashSet::new(),
-                result: ClassResult {
-                    class: c.name.clone(),
-                    op: name,
-                    quarry: Vec::new(),
-                    tantivy: Vec::new(),
-                    agreement: Agreement::default(),
-                    oracle_checked: 0,
-                    concurrent: None,
-                },
-            });
+                    .collect::<Result<Vec<_>, _>>()?;
+                slots.push(Slot {
+                    class: ci,
+                    op: oi,
+                    queries,
+                    cursor: 0,
+                    seen_q: Seen::new(),
+                    seen_t: Seen::new(),
+                    oracle: Seen::new(),
+                    checked: HashSet::new(),
+                    result: ClassResult {
+                        class: c.name.clone(),
+                        op: name,
+                        regime,
+                        quarry: Vec::new(),
+                        tantivy: Vec::new(),
+                        agreement: Agreement::default(),
+                        oracle_checked: 0,
+                        totals_exact: 0,
+                        concurrent: None,
+                    },
+                });
+            }
         }
     }
     let lp = Loop {
@@ -716,31 +933,48 @@ pub fn run_layout(
             );
             slot.cursor = (start + mq.count) % slot.queries.len();
             // The check: every distinct query measured, against the oracle
-            // (every later run of a query already equals its first run).
-            for (&qi, fast) in &slot.seen_q {
-                if !slot.checked.insert(qi) {
-                    continue;
-                }
-                let exact = engines.oracle(&slot.queries[qi]);
-                if *fast != exact {
-                    return Err(format!(
-                        "MISMATCH: quarry's fast path differs from its exhaustive path\n  layout {}, class {}, {}, query {:?}\n{}",
-                        layout.name(),
-                        slot.result.class,
-                        slot.result.op,
-                        slot.queries[qi].text,
-                        describe_diff(fast, &exact)
-                    ));
+            // (every later run of a query already equals its first run):
+            // quarry's hits and totals always, tantivy's Count in the exact
+            // regime.
+            let regime = slot.result.regime;
+            let mut engines_checked = vec![Engine::Quarry];
+            if regime == Regime::Exact {
+                engines_checked.push(Engine::Tantivy);
+            }
+            for e in engines_checked {
+                let seen = match e {
+                    Engine::Quarry => &slot.seen_q,
+                    Engine::Tantivy => &slot.seen_t,
+                };
+                for (&qi, got) in seen {
+                    if !slot.checked.insert((e, qi)) {
+                        continue;
+                    }
+                    let exact = slot
+                        .oracle
+                        .entry(qi)
+                        .or_insert_with(|| engines.oracle(&slot.queries[qi]));
+                    check_outcome(e, regime, got, exact).map_err(|why| {
+                        format!(
+                            "MISMATCH: {why}\n  layout {}, {} regime, class {}, {}, query {:?}",
+                            layout.name(),
+                            regime.name(),
+                            slot.result.class,
+                            slot.result.op,
+                            slot.queries[qi].text,
+                        )
+                    })?;
                 }
             }
             eprintln!(
-                "  [{} pass {} {:>2}/{}] {:<14} {:<3} quarry {:>8.3} ms/q  tantivy {:>8.3} ms/q  ratio {:>5.2}  ({} queries)",
+                "  [{} pass {} {:>2}/{}] {:<14} {:<3} {:<11} quarry {:>8.3} ms/q  tantivy {:>8.3} ms/q  ratio {:>5.2}  ({} queries)",
                 layout.name(),
                 pass + 1,
                 k + 1,
                 order.len(),
                 slot.result.class,
                 slot.result.op,
+                regime.name(),
                 mq.cpu_ms(),
                 mt.cpu_ms(),
                 mq.cpu_ms() / mt.cpu_ms(),
@@ -772,28 +1006,25 @@ pub fn run_layout(
                     settings.warmup_s,
                     settings.measure_s,
                 );
-                if e == Engine::Quarry {
+                let regime = slot.result.regime;
+                if e == Engine::Quarry || regime == Regime::Exact {
                     // Every result of every thread, against the oracle.
                     for (qi, r) in results {
-                        let exact = match slot.seen_q.get(&qi) {
-                            Some(first) => first.clone(),
-                            None => {
-                                let x = engines.oracle(&slot.queries[qi]);
-                                slot.seen_q.insert(qi, x.clone());
-                                x
-                            }
-                        };
-                        if r != exact {
-                            return Err(format!(
-                                "MISMATCH: quarry's fast path differs from its exhaustive path ({} threads)\n  layout {}, class {}, {}, query {:?}\n{}",
+                        let exact = slot
+                            .oracle
+                            .entry(qi)
+                            .or_insert_with(|| engines.oracle(&slot.queries[qi]));
+                        check_outcome(e, regime, &r, exact).map_err(|why| {
+                            format!(
+                                "MISMATCH: {why} ({} threads)\n  layout {}, {} regime, class {}, {}, query {:?}",
                                 settings.threads,
                                 layout.name(),
+                                regime.name(),
                                 slot.result.class,
                                 slot.result.op,
                                 slot.queries[qi].text,
-                                describe_diff(&r, &exact)
-                            ));
-                        }
+                            )
+                        })?;
                     }
                 }
                 got.push((e, m));
@@ -805,13 +1036,14 @@ pub fn run_layout(
             let mq = take(Engine::Quarry, &mut got);
             let mt = take(Engine::Tantivy, &mut got);
             eprintln!(
-                "  [{} {} threads {:>2}/{}] {:<14} {:<3} quarry {:>8.3} ms/q {:>8.0} q/s  tantivy {:>8.3} ms/q {:>8.0} q/s",
+                "  [{} {} threads {:>2}/{}] {:<14} {:<3} {:<11} quarry {:>8.3} ms/q {:>8.0} q/s  tantivy {:>8.3} ms/q {:>8.0} q/s",
                 layout.name(),
                 settings.threads,
                 k + 1,
                 n_slots,
                 slot.result.class,
                 slot.result.op,
+                slot.result.regime.name(),
                 mq.cpu_ms(),
                 mq.count as f64 / mq.wall_s,
                 mt.cpu_ms(),
@@ -824,6 +1056,11 @@ pub fn run_layout(
     let mut id_cache = HashMap::new();
     for mut slot in slots {
         slot.result.oracle_checked = slot.seen_q.len();
+        slot.result.totals_exact = slot
+            .seen_q
+            .values()
+            .filter(|o| o.total.is_some_and(|(_, exact)| exact))
+            .count();
         slot.result.agreement = agreement(engines, &slot.seen_q, &slot.seen_t, &mut id_cache);
         let _ = slot.op;
         out.push(slot.result);
@@ -833,8 +1070,9 @@ pub fn run_layout(
 
 fn agreement(engines: &Engines, q: &Seen, t: &Seen, cache: &mut HashMap<u64, i64>) -> Agreement {
     let mut a = Agreement::default();
-    for (qi, ql) in q {
-        let Some(tl) = t.get(qi) else { continue };
+    for (qi, qo) in q {
+        let Some(to) = t.get(qi) else { continue };
+        let (ql, tl) = (&qo.hits, &to.hits);
         a.queries += 1;
         let qids: Vec<i64> = ql
             .iter()
