@@ -608,7 +608,9 @@ impl<'a> Postings<'a> {
     pub fn l2_best(&self, i: usize, score: impl Fn(u32, u8) -> f32) -> Result<f32, BadPostings> {
         let off = le32(self.l2, i * L2_ENTRY + 4) as usize;
         let mut best = f32::NEG_INFINITY;
-        visit_impacts(self.impacts, off, None, |i| best = best.max(score(i.tf, i.norm)))?;
+        visit_impacts(self.impacts, off, None, |i| {
+            best = best.max(score(i.tf, i.norm))
+        })?;
         Ok(best)
     }
 

@@ -63,6 +63,8 @@ pub struct TermScorer<'a> {
     bounds: Vec<f32>,
     /// Per block, its least norm byte (`u16::MAX` where not yet read).
     min_norms: Vec<u16>,
+    /// The block [`Self::block_of`] found last.
+    shallow: std::cell::Cell<usize>,
     /// The bound of the whole list, once computed.
     list_bound: Option<f32>,
 }
@@ -87,6 +89,7 @@ impl<'a> TermScorer<'a> {
             impacts: Vec::new(),
             bounds: Vec::new(),
             min_norms: Vec::new(),
+            shallow: std::cell::Cell::new(0),
             list_bound: None,
         };
         s.load(0);
@@ -183,19 +186,50 @@ impl<'a> TermScorer<'a> {
                 _ => NO_MORE,
             };
         }
-        let (mut b, mut end) = (self.block, self.nblocks);
-        while b < end {
-            let mid = b + (end - b) / 2;
-            if p.last_doc(mid).is_some_and(|l| l < target) {
-                b = mid + 1;
-            } else {
-                end = mid;
-            }
-        }
+        let b = self.block_of(target);
         if b >= self.nblocks {
             return NO_MORE;
         }
         p.last_doc(b).map_or(NO_MORE, |last| last.saturating_add(1))
+    }
+
+    /// The first block at or after the current one whose last document
+    /// is `>= target` (`nblocks` when none), by skip data alone: galloping
+    /// from the block the previous call found, when that is still a valid
+    /// start, then bisection. Lists with skip data only.
+    fn block_of(&self, target: u32) -> usize {
+        let p = &self.postings;
+        let before = |b: usize| p.last_doc(b).is_some_and(|l| l < target);
+        let hint = self.shallow.get();
+        let mut lo = if hint > self.block && hint <= self.nblocks && before(hint - 1) {
+            hint
+        } else {
+            self.block
+        };
+        // Invariant: every block before `lo` ends before `target`; `hi`
+        // (or `nblocks`) does not.
+        let mut step = 1;
+        let mut hi = loop {
+            let probe = lo + step;
+            if probe >= self.nblocks {
+                break self.nblocks;
+            }
+            if !before(probe) {
+                break probe;
+            }
+            lo = probe + 1;
+            step *= 2;
+        };
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if before(mid) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        self.shallow.set(lo);
+        lo
     }
 
     /// The postings iterated.
@@ -294,16 +328,8 @@ impl<'a> TermScorer<'a> {
             return self.weight.weight;
         }
         // The first block that may hold `lo` (the cursor may lag behind
-        // when windows were skipped): a binary search of the skip data.
-        let (mut b, mut end) = (self.block, self.nblocks);
-        while b < end {
-            let mid = b + (end - b) / 2;
-            if p.last_doc(mid).is_some_and(|l| l < lo) {
-                b = mid + 1;
-            } else {
-                end = mid;
-            }
-        }
+        // when windows were skipped).
+        let mut b = self.block_of(lo);
         if b == self.nblocks {
             // Nothing at or after `lo`: no match, no score.
             return 0.0;

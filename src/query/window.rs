@@ -702,19 +702,13 @@ impl Exec<'_, '_> {
                     end = end.min(last.saturating_add(1));
                 }
             }
-            let rest: Vec<usize> = bits(all & !essential)
-                .filter(|&i| !self.cursors[i].is_exhausted())
-                .collect();
             if start == NO_MORE {
                 // Only clauses that could not compete are left: walk their
                 // skip data until one can.
-                if rest.is_empty() {
-                    break;
-                }
+                let rest = bits(all & !essential).filter(|&i| !self.cursors[i].is_exhausted());
                 start = upto;
                 end = rest
-                    .iter()
-                    .map(|&i| self.cursors[i].shallow_end(upto))
+                    .map(|i| self.cursors[i].shallow_end(upto))
                     .min()
                     .unwrap_or(NO_MORE);
                 if end == NO_MORE || start >= end {
@@ -766,6 +760,9 @@ impl Exec<'_, '_> {
                 }
                 sink.count(1);
                 let Some(floor) = sink.floor() else { continue };
+                // The best score: the essential clauses' exact scores (kept
+                // in `part`), the others' bounds, summed in clause order.
+                let mut part = [0.0f32; 64];
                 let mut best = 0.0f32;
                 for (i, (c, o)) in self.cursors.iter_mut().zip(&self.occurs).enumerate() {
                     if *o != Occur::Should {
@@ -774,7 +771,8 @@ impl Exec<'_, '_> {
                     best += if ess & (1 << i) == 0 {
                         self.b.bounds[i]
                     } else if c.seek(doc) == doc {
-                        c.score()
+                        part[i] = c.score();
+                        part[i]
                     } else {
                         0.0
                     };
@@ -782,8 +780,27 @@ impl Exec<'_, '_> {
                 if best <= floor {
                     continue;
                 }
-                let (cursors, occurs) = (&mut self.cursors, &self.occurs);
-                sink.offer(doc, || Self::score(cursors, occurs, doc));
+                if ess == all {
+                    // No bound was added: `best` is the exact score.
+                    sink.offer(doc, || best);
+                    continue;
+                }
+                // Probe the others, in clause order as `Self::score` sums
+                // (adding an absent clause's 0 leaves a sum's bits alone).
+                let mut score = 0.0f32;
+                for (i, (c, o)) in self.cursors.iter_mut().zip(&self.occurs).enumerate() {
+                    if *o != Occur::Should {
+                        continue;
+                    }
+                    score += if ess & (1 << i) != 0 {
+                        part[i]
+                    } else if c.seek(doc) == doc {
+                        c.score()
+                    } else {
+                        0.0
+                    };
+                }
+                sink.offer(doc, || score);
             }
             upto = end;
             essential = ess;
