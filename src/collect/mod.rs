@@ -106,4 +106,10 @@ pub trait Sink {
     fn floor(&self) -> Option<f32> {
         None
     }
+
+    /// Whether the sink orders by score alone, so every document it is
+    /// offered is scored: a loop may then compute scores in bulk.
+    fn ranks_by_score(&self) -> bool {
+        false
+    }
 }

@@ -92,6 +92,10 @@ impl Sink for TopDocsSink<'_> {
     fn floor(&self) -> Option<f32> {
         self.top.floor()
     }
+
+    fn ranks_by_score(&self) -> bool {
+        true
+    }
 }
 
 /// A fixed-capacity queue of the best `(score, doc)` pairs.

@@ -65,6 +65,10 @@ pub struct Buffers {
     /// Per clause, its bound over the current window (0 for clauses that
     /// do not score).
     bounds: Vec<f32>,
+    /// A dense union window's candidates (a bit per document from its
+    /// base) and their scores summed so far (0 outside a window).
+    cand: Vec<u64>,
+    acc: Vec<f32>,
 }
 
 impl Buffers {
@@ -628,6 +632,15 @@ impl Exec<'_, '_> {
                 // filter, from the clauses that can lift a document over
                 // the sink's floor.
                 let essential = self.essential(should, start, end - 1, sink.floor());
+                if !prefilter && dense && sink.ranks_by_score() {
+                    self.score_window(should, &ends, (base, words), essential, false, false, sink);
+                    for &i in should {
+                        if self.cursors[i].doc() != NO_MORE {
+                            self.cursors[i].move_to(ends[i]);
+                        }
+                    }
+                    continue;
+                }
                 self.b.matches.clear();
                 for &i in should {
                     let c = &self.cursors[i];
@@ -670,6 +683,132 @@ impl Exec<'_, '_> {
             }
         }
         self.b.ends = ends;
+    }
+
+    /// Scores a dense union window (`words` bitset words from `base`, each
+    /// clause's part ending at `ends`) in bulk for a sink that ranks by
+    /// score. The candidates are the `essential` clauses' documents; every
+    /// clause, in clause order, adds its score to each candidate it holds,
+    /// so each sum has the bits of [`Self::score`] (a document no clause
+    /// of it reaches stays at 0 plus nothing). A non-essential clause's
+    /// frequencies are decoded only if it holds a candidate. The live
+    /// candidates are then offered in document order (counted first,
+    /// with `count`).
+    ///
+    /// With `bound_rest` (MaxScore, where the non-essential clauses are
+    /// not decoded), a non-essential clause adds its window bound instead,
+    /// so a sum is the candidate's best score, summed in clause order: a
+    /// candidate whose best score cannot beat the floor is dropped, and
+    /// the others are scored exactly, the non-essential clauses probed.
+    #[allow(clippy::too_many_arguments)]
+    fn score_window<S: Sink>(
+        &mut self,
+        should: &[usize],
+        ends: &[usize],
+        (base, words): (u32, usize),
+        essential: u64,
+        bound_rest: bool,
+        count: bool,
+        sink: &mut S,
+    ) {
+        let Buffers { cand, acc, .. } = &mut *self.b;
+        if acc.is_empty() {
+            *cand = vec![0; WORDS + 1];
+            *acc = vec![0.0; (WORDS + 1) * 64];
+        }
+        let cand = &mut cand[..words];
+        cand.fill(0);
+        let is_essential = |i: usize| i >= 64 || essential & (1 << i) != 0;
+        for &i in should.iter().filter(|&&i| is_essential(i)) {
+            let c = &self.cursors[i];
+            for &d in &c.block_rest()[..ends[i] - c.pos()] {
+                let x = d - base;
+                cand[(x >> 6) as usize] |= 1u64 << (x & 63);
+            }
+        }
+        let has = |cand: &[u64], x: u32| cand[(x >> 6) as usize] & (1u64 << (x & 63)) != 0;
+        let candidates: u32 = cand.iter().map(|w| w.count_ones()).sum();
+        if !bound_rest && !self.bulk_pays(should, ends, essential, candidates) {
+            // Few candidates against long non-essential lists: score them
+            // one by one instead, probing the other clauses.
+            self.b.matches.clear();
+            for (wi, &word) in self.b.cand[..words].iter().enumerate() {
+                let mut m = word;
+                while m != 0 {
+                    self.b
+                        .matches
+                        .push(base + (wi * 64) as u32 + m.trailing_zeros());
+                    m &= m - 1;
+                }
+            }
+            self.offer_live(sink, count);
+            return;
+        }
+        let Buffers {
+            cand, acc, bounds, ..
+        } = &mut *self.b;
+        let cand = &mut cand[..words];
+        let mut exact = true;
+        for &i in should {
+            let all = is_essential(i);
+            if bound_rest && !all {
+                exact = false;
+                for (wi, &word) in cand.iter().enumerate() {
+                    let mut m = word;
+                    while m != 0 {
+                        acc[wi * 64 + m.trailing_zeros() as usize] += bounds[i];
+                        m &= m - 1;
+                    }
+                }
+                continue;
+            }
+            let c = &mut self.cursors[i];
+            let n = ends[i] - c.pos();
+            if n == 0 || !all && !c.block_rest()[..n].iter().any(|&d| has(cand, d - base)) {
+                continue;
+            }
+            let w = c.weight();
+            let (docs, tfs, norms) = c.rest_with_tfs();
+            for (&d, &tf) in docs[..n].iter().zip(&tfs[..n]) {
+                let x = d - base;
+                if all || has(cand, x) {
+                    acc[x as usize] += w.score(tf, norms.map_or(0, |v| v[d as usize]));
+                }
+            }
+        }
+        for (wi, &word) in cand.iter().enumerate() {
+            let mut m = word;
+            while m != 0 {
+                let x = wi * 64 + m.trailing_zeros() as usize;
+                m &= m - 1;
+                let score = std::mem::take(&mut acc[x]);
+                let doc = base + x as u32;
+                if self.seg.is_deleted(doc) {
+                    continue;
+                }
+                if count {
+                    sink.count(1);
+                }
+                if exact {
+                    sink.offer(doc, || score);
+                } else if sink.floor().is_none_or(|floor| score > floor) {
+                    let (cursors, occurs) = (&mut self.cursors, &self.occurs);
+                    sink.offer(doc, || Self::score(cursors, occurs, doc));
+                }
+            }
+        }
+    }
+
+    /// Whether scoring a window's candidates in bulk costs less than
+    /// probing for each of them: the non-essential clauses' postings in
+    /// the window (each looked at in bulk) are at most a few per candidate.
+    fn bulk_pays(&self, should: &[usize], ends: &[usize], essential: u64, candidates: u32) -> bool {
+        let others: usize = should
+            .iter()
+            .filter(|&&i| i < 64 && essential & (1 << i) == 0)
+            .map(|&i| ends[i] - self.cursors[i].pos())
+            .sum();
+        others <= 4 * candidates as usize
     }
 
     /// The union of the `should` clauses once nothing more is to be
@@ -715,6 +854,8 @@ impl Exec<'_, '_> {
                     break;
                 }
             }
+            // At most a bitset's span, so it can be scored in bulk.
+            end = end.min((start & !63).saturating_add(((WORDS + 1) * 64) as u32));
             let ess = loop {
                 let ess = self.essential(should, start, end - 1, Some(floor)) & all;
                 let new = ess & !essential;
@@ -737,6 +878,28 @@ impl Exec<'_, '_> {
             if ess != all {
                 sink.dropped(1);
             }
+            // A dense window: score in bulk.
+            let base = start & !63;
+            let words = (end - base).div_ceil(64) as usize;
+            let mut ends = std::mem::take(&mut self.b.ends);
+            ends.clear();
+            ends.resize(self.cursors.len(), 0);
+            let mut postings = 0;
+            for i in bits(ess) {
+                let c = &self.cursors[i];
+                let n = count_below(c.block_rest(), end);
+                ends[i] = c.pos() + n;
+                postings += n;
+            }
+            let dense = words <= WORDS + 1 && postings >= words;
+            if self.must_not.is_empty() && sink.ranks_by_score() && dense {
+                self.score_window(should, &ends, (base, words), ess, true, true, sink);
+                self.b.ends = ends;
+                upto = end;
+                essential = ess;
+                continue;
+            }
+            self.b.ends = ends;
             // The essential clauses' documents in the window.
             self.b.matches.clear();
             for i in bits(ess) {
