@@ -247,6 +247,19 @@ impl IndexWriter {
         self.base.generation
     }
 
+    /// Discards everything added and deleted since the last commit and
+    /// removes every file the last commit does not reference (segments
+    /// flushed since, the tombstones and `.tmp` manifest of a commit that
+    /// failed before publishing), then releases the lock. The directory is
+    /// left exactly as the last commit wrote it.
+    pub fn rollback(mut self) {
+        self.pending.clear();
+        self.deletes.clear();
+        self.buffer = SegmentBuffer::new(&self.schema);
+        self.seq = 0;
+        self.collect_garbage();
+    }
+
     /// Adds a document. It becomes searchable at the next commit.
     ///
     /// Errors: [`Error::Schema`] when a value does not fit its field; I/O
