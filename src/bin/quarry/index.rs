@@ -126,14 +126,18 @@ fn run_args(args: &Args) -> Result<(), CliError> {
     let mut writer = match IndexWriter::open_or_create(&dir, schema.as_ref(), config) {
         Ok(w) => w,
         Err(e) => {
-            before.undo(&dir, None);
+            // Locked or IndexExists: another writer is at work in DIR, and
+            // nothing there is this run's to remove.
+            if !matches!(e, quarry::Error::Locked(_) | quarry::Error::IndexExists(_)) {
+                before.undo_failed_open(&dir);
+            }
             return Err(e.into());
         }
     };
     let added = match load(&mut writer, input, &args.input) {
         Ok(n) => n,
         Err(e) => {
-            before.undo(&dir, Some(writer));
+            before.undo(&dir, writer);
             return Err(e);
         }
     };
@@ -147,7 +151,7 @@ fn run_args(args: &Args) -> Result<(), CliError> {
                 writer.generation()
             )));
         }
-        before.undo(&dir, Some(writer));
+        before.undo(&dir, writer);
         return Err(e.into());
     }
     if args.merge {
@@ -203,17 +207,35 @@ impl Before {
         })
     }
 
-    /// Puts the directory back as it was: removes the files this run
-    /// created (uncommitted segments; for a new index, everything).
-    fn undo(&self, dir: &Path, writer: Option<IndexWriter>) {
-        // Nothing of this run was committed to an existing index, so every
-        // new file is an unpublished segment; remove them while the lock is held.
+    /// Puts the directory back as it was after the run failed before
+    /// committing: removes the files this run created (uncommitted segments
+    /// and tombstones; for a new index, everything). Everything is removed
+    /// while `writer` still holds the lock, so no other writer's files can
+    /// be mistaken for this run's.
+    fn undo(&self, dir: &Path, writer: IndexWriter) {
         if self.has_index {
-            self.remove_new(dir);
-            drop(writer);
+            // The index's last commit is the one from before the run: the
+            // writer removes every file it does not reference. (The listing
+            // in `self.names` is not used: it was taken before the lock, and
+            // a writer that committed in between owns files it lacks.)
+            writer.rollback();
             return;
         }
+        // A new index: this run created every quarry file in DIR.
+        if !self.dir_existed {
+            let _ = std::fs::remove_dir_all(dir);
+        } else {
+            self.remove_new(dir);
+        }
         drop(writer);
+    }
+
+    /// Undoes what a failed creation of a new index left (the directory,
+    /// LOCK, a partial first commit). An existing index is left alone.
+    fn undo_failed_open(&self, dir: &Path) {
+        if self.has_index {
+            return;
+        }
         if !self.dir_existed {
             let _ = std::fs::remove_dir_all(dir);
         } else {
