@@ -21,7 +21,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use quarry::format::manifest;
-use quarry::{Query, SearchRequest, Searcher, SortKey, SortSpec, Value};
+use quarry::{Query, SearchRequest, Searcher, SortKey, SortSpec, TotalMode, Value};
 
 const BIN: &str = env!("CARGO_BIN_EXE_quarry");
 
@@ -363,6 +363,30 @@ fn sigkill_at_random_instants_never_loses_a_commit_or_blocks_the_next_writer() {
 
     let mut next_id = 1000i64;
     let mut tally = Tally::default();
+    // A reader opens the index over and over while writers are killed and
+    // recover: every open finds a complete commit (a reader that loses a
+    // file to a writer's clean-up retries on the newest manifest).
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let reader = {
+        let (dir, stop) = (dir.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let mut opens = 0u64;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let s = Searcher::open(&dir).expect("a reader always finds a complete commit");
+                let body = s.schema().field("body").unwrap();
+                let hits = s
+                    .search(
+                        &Query::term(body, "common"),
+                        &SearchRequest::top(1).with_total(TotalMode::Exact),
+                    )
+                    .unwrap();
+                assert_eq!(hits.total_hits, s.num_docs());
+                opens += 1;
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            opens
+        })
+    };
     let started = Instant::now();
     const ROUNDS: usize = 80;
     for round in 1..=ROUNDS {
@@ -466,10 +490,13 @@ fn sigkill_at_random_instants_never_loses_a_commit_or_blocks_the_next_writer() {
         assert_eq!(unreferenced(&dir), Vec::<String>::new(), "round {round}");
         tally.check_secs += t.elapsed().as_secs_f64();
     }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let opens = reader.join().expect("the reader thread");
     eprintln!(
-        "{ROUNDS} rounds in {:.1} s: {tally:?}",
+        "{ROUNDS} rounds in {:.1} s, {opens} reader opens: {tally:?}",
         started.elapsed().as_secs_f64()
     );
+    assert!(opens > 0);
     // Many rounds are killed part-way, some complete, and the kills must
     // have met the case of the bug report: segments flushed, never committed.
     assert!(tally.killed >= ROUNDS / 3, "{tally:?}");
