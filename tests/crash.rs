@@ -648,6 +648,10 @@ fn a_live_writer_refuses_a_second_one_and_a_killed_writer_blocks_nobody() {
         err.contains("locked by another writer") && err.contains(s(&dir)),
         "{err}"
     );
+    assert!(
+        err.contains(&format!("process {} holds", held.id())),
+        "{err}"
+    );
     let before = live_ids(&dir);
     assert_eq!(before, BTreeSet::from([1, 2, 3]));
     // A run with its own --schema against the held index is refused too.
