@@ -140,7 +140,25 @@ fn run_args(args: &Args) -> Result<(), CliError> {
         config.merge_factor = 0;
     }
     let start = Instant::now();
-    let mut writer = match IndexWriter::open_or_create(&dir, schema.as_ref(), config) {
+    // Open or create as `before` found DIR, not as it is by now: the undo
+    // of a failed run removes everything of a new index, so the run must
+    // not append to an index another writer created in the meantime (that
+    // is then IndexExists).
+    let opened = if before.has_index {
+        IndexWriter::open(&dir, config).and_then(|w| match &schema {
+            Some(s) if s != w.schema() => Err(quarry::Error::Schema(format!(
+                "the schema given differs from the schema of the index at {}",
+                dir.display()
+            ))),
+            _ => Ok(w),
+        })
+    } else {
+        let s = schema
+            .as_ref()
+            .expect("checked above: a new index needs a schema");
+        IndexWriter::create(&dir, s, config)
+    };
+    let mut writer = match opened {
         Ok(w) => w,
         Err(e) => {
             // Locked or IndexExists: another writer is at work in DIR, and
