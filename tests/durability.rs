@@ -118,6 +118,44 @@ fn second_commit(w: &mut IndexWriter, f: &Fields) -> Result<u64> {
     w.commit()
 }
 
+/// What a writer does after a crash: more documents, flushed as several
+/// segments (so it needs the segment ids a dead writer may have used), and
+/// a delete, committed.
+fn recovery_commit(w: &mut IndexWriter, f: &Fields) -> Result<u64> {
+    for i in 500..560 {
+        w.add_document(&doc(f, i))?;
+    }
+    w.delete_term(f.id, &Value::I64(3))?;
+    w.commit()
+}
+
+/// The state after `recovery_commit` on an index built by `build`.
+fn state_after_recovery(build: impl Fn(&Path) -> Fields) -> Vec<Vec<(u64, u32)>> {
+    let tmp = tempfile::tempdir().unwrap();
+    let f = build(tmp.path());
+    let mut w = IndexWriter::open(tmp.path(), config(IoHooks::new())).unwrap();
+    recovery_commit(&mut w, &f).unwrap();
+    drop(w);
+    state(tmp.path(), &f)
+}
+
+/// Files in `dir` other than LOCK that the newest manifest does not reference.
+fn unreferenced(dir: &Path) -> Vec<String> {
+    let (path, m) = quarry::read::latest_manifest(dir).unwrap().unwrap();
+    let mut keep = vec!["LOCK".to_string()];
+    keep.push(path.file_name().unwrap().to_str().unwrap().to_string());
+    for s in &m.segments {
+        keep.push(format::manifest::segment_name(s.id));
+        if s.del_gen != 0 {
+            keep.push(format::manifest::tombstone_name(s.id, s.del_gen));
+        }
+    }
+    file_names(dir)
+        .into_iter()
+        .filter(|n| !keep.contains(n))
+        .collect()
+}
+
 #[test]
 fn a_crash_at_any_step_of_a_commit_leaves_old_or_new() {
     // Learn the states before and after, and how many steps a commit takes.
@@ -131,6 +169,14 @@ fn a_crash_at_any_step_of_a_commit_leaves_old_or_new() {
     assert_ne!(old, new);
     let steps = hooks.steps();
     assert!(steps > 10, "a commit takes several steps, got {steps}");
+    let old_recovered = state_after_recovery(base_index);
+    let new_recovered = state_after_recovery(|dir| {
+        let f = base_index(dir);
+        let mut w = IndexWriter::open(dir, config(IoHooks::new())).unwrap();
+        second_commit(&mut w, &f).unwrap();
+        f
+    });
+    let mut saw_leftovers = 0;
 
     let mut saw_old = 0;
     let mut saw_new = 0;
@@ -151,18 +197,30 @@ fn a_crash_at_any_step_of_a_commit_leaves_old_or_new() {
             assert_eq!(got, new, "step {n}: neither the old nor the new commit");
             saw_new += 1;
         }
-        // A new writer recovers: it commits and cleans up the leftovers.
+        // The failing hooks also stopped the writer's own clean-up, as a
+        // crash would: what it left is garbage for the next writer.
+        if !unreferenced(tmp.path()).is_empty() {
+            saw_leftovers += 1;
+        }
+        // A new writer recovers: opening removes the leftovers, and it
+        // flushes, deletes and commits without colliding with them.
         let mut w = IndexWriter::open(tmp.path(), config(IoHooks::new())).unwrap();
-        w.commit().unwrap();
+        assert_eq!(unreferenced(tmp.path()), Vec::<String>::new(), "step {n}");
+        recovery_commit(&mut w, &f).unwrap_or_else(|e| panic!("step {n}: {e}"));
         drop(w);
-        assert_eq!(state(tmp.path(), &f), got);
-        let files = file_names(tmp.path());
-        assert!(
-            files.iter().all(|n| !n.ends_with(".tmp")),
-            "leftovers: {files:?}"
-        );
+        let expected = if got == old {
+            &old_recovered
+        } else {
+            &new_recovered
+        };
+        assert_eq!(&state(tmp.path(), &f), expected, "step {n}");
+        assert_eq!(unreferenced(tmp.path()), Vec::<String>::new(), "step {n}");
     }
     assert!(saw_old > 5 && saw_new >= 1, "old {saw_old} new {saw_new}");
+    assert!(
+        saw_leftovers > 5,
+        "crashes left garbage {saw_leftovers} times"
+    );
 }
 
 #[test]
@@ -189,7 +247,121 @@ fn a_crash_during_merge_leaves_old_or_merged() {
             IndexWriter::open(tmp.path(), config(IoHooks::fail_at(n))).and_then(|mut w| w.merge(1));
         // No deletes: merging keeps doc numbers and scores unchanged.
         assert_eq!(state(tmp.path(), &f), before, "step {n}");
+        // The next writer removes a half-written merge and merges again.
+        let mut w = IndexWriter::open(tmp.path(), config(IoHooks::new())).unwrap();
+        assert_eq!(unreferenced(tmp.path()), Vec::<String>::new(), "step {n}");
+        w.merge(1).unwrap_or_else(|e| panic!("step {n}: {e}"));
+        drop(w);
+        assert_eq!(state(tmp.path(), &f), before, "step {n}");
+        let s = Searcher::open(tmp.path()).unwrap();
+        assert_eq!(s.snapshot().segments().len(), 1, "step {n}");
     }
+}
+
+/// An index with the most a crash can leave behind: a writer that stopped
+/// at the rename of its manifest left flushed segments, tombstones and the
+/// `.tmp` manifest. Returns the index, its fields and its state.
+fn crashed_index() -> (tempfile::TempDir, Fields, Vec<Vec<(u64, u32)>>) {
+    let tmp = tempfile::tempdir().unwrap();
+    let f = base_index(tmp.path());
+    let (mut w, hooks) = counting_writer(tmp.path());
+    second_commit(&mut w, &f).unwrap();
+    drop(w);
+    let steps = hooks.steps();
+    for n in (0..steps).rev() {
+        let tmp = tempfile::tempdir().unwrap();
+        let f = base_index(tmp.path());
+        let old = state(tmp.path(), &f);
+        let mut w = IndexWriter::open(tmp.path(), config(IoHooks::fail_at(n))).unwrap();
+        // The last steps (removing superseded files) fail after the commit.
+        let failed = second_commit(&mut w, &f).is_err();
+        drop(w);
+        let left = unreferenced(tmp.path());
+        if failed
+            && state(tmp.path(), &f) == old
+            && left.iter().any(|n| n.ends_with(".tmp"))
+            && left.iter().any(|n| n.ends_with(".qdl"))
+            && left.iter().any(|n| n.ends_with(".qsg"))
+        {
+            return (tmp, f, old);
+        }
+    }
+    panic!("no step leaves segments, tombstones and a .tmp manifest behind");
+}
+
+#[test]
+fn a_crash_while_recovering_leaves_the_commit_and_the_next_writer_finishes() {
+    let (crashed, f, old) = crashed_index();
+    let left = unreferenced(crashed.path());
+    // Recovery takes one step per file it removes.
+    let copy = tempfile::tempdir().unwrap();
+    copy_dir(crashed.path(), copy.path());
+    let (w, hooks) = counting_writer(copy.path());
+    assert_eq!(hooks.steps(), left.len() as u64, "{left:?}");
+    drop(w);
+    let recovered = state_after_recovery(base_index);
+    for n in 0..hooks.steps() + 1 {
+        let copy = tempfile::tempdir().unwrap();
+        copy_dir(crashed.path(), copy.path());
+        // Failing from step n on: recovery stops part-way, the writer opens
+        // (recovery is best effort) but can do nothing, as after a crash.
+        let w = IndexWriter::open(copy.path(), config(IoHooks::fail_at(n))).unwrap();
+        drop(w);
+        assert_eq!(state(copy.path(), &f), old, "step {n}");
+        assert_eq!(unreferenced(copy.path()).len() as u64, hooks.steps() - n);
+        let mut w = IndexWriter::open(copy.path(), config(IoHooks::new())).unwrap();
+        recovery_commit(&mut w, &f).unwrap_or_else(|e| panic!("step {n}: {e}"));
+        drop(w);
+        assert_eq!(state(copy.path(), &f), recovered, "step {n}");
+        assert_eq!(unreferenced(copy.path()), Vec::<String>::new(), "step {n}");
+    }
+}
+
+#[test]
+fn a_leftover_that_cannot_be_removed_keeps_its_segment_id_out_of_use() {
+    let (crashed, f, _) = crashed_index();
+    let left = unreferenced(crashed.path());
+    let recovered = state_after_recovery(base_index);
+    for n in 0..left.len() as u64 {
+        let copy = tempfile::tempdir().unwrap();
+        copy_dir(crashed.path(), copy.path());
+        // Removing the n-th leftover fails once; the same writer goes on
+        // to flush new segments, which must not collide with it.
+        let mut w = IndexWriter::open(copy.path(), config(IoHooks::fail_once_at(n))).unwrap();
+        assert_eq!(unreferenced(copy.path()).len(), 1, "step {n}");
+        recovery_commit(&mut w, &f).unwrap_or_else(|e| panic!("step {n}: {e}"));
+        drop(w);
+        assert_eq!(state(copy.path(), &f), recovered, "step {n}");
+        // That commit's clean-up removed the leftover after all.
+        assert_eq!(unreferenced(copy.path()), Vec::<String>::new(), "step {n}");
+    }
+}
+
+#[test]
+fn a_writer_never_removes_a_segment_file_it_did_not_create() {
+    // Someone else's file where the writer's next segment goes (only a
+    // process writing behind the lock's back can do this): the flush fails
+    // with a clear error and leaves the file alone.
+    let tmp = tempfile::tempdir().unwrap();
+    let f = base_index(tmp.path());
+    let mut w = IndexWriter::open(tmp.path(), config(IoHooks::new())).unwrap();
+    let (_, m) = quarry::read::latest_manifest(tmp.path()).unwrap().unwrap();
+    let foreign = tmp
+        .path()
+        .join(format::manifest::segment_name(m.next_segment_id));
+    std::fs::write(&foreign, b"not quarry's").unwrap();
+    let err = (60..90)
+        .map(|i| w.add_document(&doc(&f, i)))
+        .find_map(|r| r.err())
+        .expect("the flush collides");
+    match &err {
+        Error::Io { path, source } => {
+            assert_eq!(path, &foreign);
+            assert_eq!(source.kind(), std::io::ErrorKind::AlreadyExists);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(std::fs::read(&foreign).unwrap(), b"not quarry's");
 }
 
 #[test]

@@ -68,6 +68,16 @@ pub fn tombstone_name(id: u64, del_gen: u64) -> String {
     format!("seg-{id:016x}-{del_gen:016x}.qdl")
 }
 
+/// The segment id a segment or tombstone file name starts with
+/// (`seg-<id as 16 hex digits>`, then anything).
+pub fn parse_segment_file_id(name: &str) -> Option<u64> {
+    let hex = name.strip_prefix("seg-")?.get(..16)?;
+    if !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    u64::from_str_radix(hex, 16).ok()
+}
+
 impl Manifest {
     /// Encodes the manifest file.
     pub fn encode(&self) -> Vec<u8> {
@@ -221,6 +231,10 @@ mod tests {
         assert_eq!(Manifest::decode(Path::new("m"), &bytes).unwrap(), m);
         assert_eq!(parse_manifest_name(&manifest_name(7)), Some(7));
         assert_eq!(parse_manifest_name("manifest-7.qmf"), None);
+        assert_eq!(parse_segment_file_id(&segment_name(0x31)), Some(0x31));
+        assert_eq!(parse_segment_file_id(&tombstone_name(5, 9)), Some(5));
+        assert_eq!(parse_segment_file_id("seg-12.qsg"), None);
+        assert_eq!(parse_segment_file_id("seg-+000000000000001.qsg"), None);
     }
 
     #[test]

@@ -6,6 +6,14 @@
 //! temporary name, fsynced, renamed into place, and the directory fsynced.
 //! A crash at any point leaves either the previous manifest or the new one
 //! as the newest complete manifest, and readers never see a mix.
+//!
+//! A writer that dies (a crash, SIGKILL) leaves files behind: segments it
+//! flushed or merged but never published, tombstones and a `.tmp` manifest
+//! of a commit it did not finish, the superseded commit's files when it died
+//! between publishing and cleaning up. None of them is referenced by the
+//! newest manifest, so the next writer removes them as soon as it holds the
+//! lock ([`IndexWriter::open`]), exactly as a commit removes what it
+//! superseded, and never reuses the segment id of a file it could not remove.
 
 mod buffer;
 pub mod io;
@@ -88,9 +96,14 @@ pub struct IndexWriter {
 impl Drop for IndexWriter {
     /// Discards uncommitted work: removes the segment files flushed since the
     /// last commit (no manifest references them), then releases the lock.
+    /// What this cannot remove (or what a crash leaves when it never runs)
+    /// is removed by the next writer when it opens the index.
     fn drop(&mut self) {
         for p in &self.pending {
-            let _ = std::fs::remove_file(self.dir.join(manifest::segment_name(p.entry.id)));
+            let _ = self
+                .config
+                .io
+                .remove(&self.dir.join(manifest::segment_name(p.entry.id)));
         }
     }
 }
@@ -154,6 +167,17 @@ impl IndexWriter {
     }
 
     /// Opens the existing index at `dir` for writing.
+    ///
+    /// Recovers from a writer that died mid-flush, mid-commit or mid-merge:
+    /// with the lock held, the files the newest manifest does not reference
+    /// (unpublished segments and tombstones, `.tmp` manifests, superseded
+    /// commits) are removed. Removal is best effort; the id of a segment file
+    /// that stays is never used again, so nothing a dead writer left can
+    /// collide with this writer's files.
+    ///
+    /// Errors: [`Error::NoIndex`], [`Error::Locked`] when another live
+    /// writer holds the lock, [`Error::Corrupt`] for a damaged newest
+    /// manifest, I/O errors.
     pub fn open(dir: impl AsRef<Path>, config: WriterConfig) -> Result<IndexWriter> {
         let dir = dir.as_ref();
         if !dir.is_dir() {
@@ -161,7 +185,9 @@ impl IndexWriter {
         }
         let lock = acquire_lock(dir)?;
         let (_, base) = latest_manifest(dir)?.ok_or_else(|| Error::NoIndex(dir.to_owned()))?;
-        Ok(Self::with_base(dir, lock, base, config))
+        let mut w = Self::with_base(dir, lock, base, config);
+        w.collect_garbage();
+        Ok(w)
     }
 
     /// Opens the index at `dir`, creating it with `schema` when absent.
@@ -219,6 +245,19 @@ impl IndexWriter {
     /// Generation of the last commit.
     pub fn generation(&self) -> u64 {
         self.base.generation
+    }
+
+    /// Discards everything added and deleted since the last commit and
+    /// removes every file the last commit does not reference (segments
+    /// flushed since, the tombstones and `.tmp` manifest of a commit that
+    /// failed before publishing), then releases the lock. The directory is
+    /// left exactly as the last commit wrote it.
+    pub fn rollback(mut self) {
+        self.pending.clear();
+        self.deletes.clear();
+        self.buffer = SegmentBuffer::new(&self.schema);
+        self.seq = 0;
+        self.collect_garbage();
     }
 
     /// Adds a document. It becomes searchable at the next commit.
@@ -301,9 +340,20 @@ impl IndexWriter {
             }
             Err(e) => {
                 // Nothing references the partial file; remove it, keep the buffer.
-                let _ = std::fs::remove_file(&path);
+                self.discard_partial(&path, &e);
                 Err(e)
             }
+        }
+    }
+
+    /// Removes the partial segment file of a failed write at `path`, unless
+    /// the write failed because the file already existed: then it is not
+    /// this writer's file, and the error says so.
+    fn discard_partial(&self, path: &Path, e: &Error) {
+        let existed = matches!(e, Error::Io { path: p, source }
+            if p == path && source.kind() == std::io::ErrorKind::AlreadyExists);
+        if !existed {
+            let _ = self.config.io.remove(path);
         }
     }
 
@@ -425,11 +475,16 @@ impl IndexWriter {
         Ok(())
     }
 
-    /// Removes the index files the new manifest does not reference. A
-    /// reader that read an older manifest just before and then finds one of
-    /// its files gone re-reads the newest manifest and retries; a reader
+    /// Removes the index files the newest manifest (`self.base`, published
+    /// by this writer or found by [`IndexWriter::open`]) does not reference.
+    /// A reader that read an older manifest just before and then finds one
+    /// of its files gone re-reads the newest manifest and retries; a reader
     /// that has mapped its segments keeps them (unlinking a mapped file
-    /// leaves the mapping intact).
+    /// leaves the mapping intact). No reader ever reads a file that no
+    /// manifest references (unpublished segments, `.tmp` manifests).
+    ///
+    /// Best effort: a file that cannot be removed is left for the next
+    /// collection, and its segment id is never used by this writer.
     fn collect_garbage(&mut self) {
         let mut keep: HashSet<String> = HashSet::new();
         keep.insert(manifest::manifest_name(self.base.generation));
@@ -448,8 +503,12 @@ impl IndexWriter {
             let name = e.file_name();
             let Some(name) = name.to_str() else { continue };
             let ours = name.starts_with("seg-") || name.starts_with("manifest-");
-            if ours && !keep.contains(name) {
-                let _ = self.config.io.remove(&e.path());
+            if ours
+                && !keep.contains(name)
+                && self.config.io.remove(&e.path()).is_err()
+                && let Some(id) = manifest::parse_segment_file_id(name)
+            {
+                self.next_segment_id = self.next_segment_id.max(id.saturating_add(1));
             }
         }
     }
@@ -540,7 +599,7 @@ impl IndexWriter {
         let (doc_count, file_len) = match merge_segments(&self.schema, &sources, &path, &io) {
             Ok(x) => x,
             Err(e) => {
-                let _ = std::fs::remove_file(&path);
+                self.discard_partial(&path, &e);
                 return Err(e);
             }
         };

@@ -103,6 +103,20 @@ impl CliError {
 
 impl From<quarry::Error> for CliError {
     fn from(e: quarry::Error) -> Self {
+        if let quarry::Error::Locked(dir) = &e {
+            // The holder writes its pid into LOCK once it holds the lock
+            // (the lock is an flock, so only a live process can hold it).
+            let lock = dir.join(quarry::format::manifest::LOCK_FILE);
+            let pid = std::fs::read_to_string(&lock)
+                .ok()
+                .and_then(|s| s.trim().parse::<u32>().ok());
+            if let Some(pid) = pid {
+                return CliError::Failed(format!(
+                    "{e} (process {pid} holds {}; it is released when that process exits)",
+                    lock.display()
+                ));
+            }
+        }
         CliError::Failed(e.to_string())
     }
 }

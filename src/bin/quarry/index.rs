@@ -10,7 +10,8 @@ use quarry::{Document, FieldId, FieldType, IndexWriter, Schema, Value, WriterCon
 use crate::cli::{self, CliError, Cmd};
 
 pub const USAGE: &str = "\
-Usage: quarry index DIR --input DOCS.jsonl [--schema SCHEMA.json] [--segment-docs N] [--merge]
+Usage: quarry index DIR --input DOCS.jsonl [--schema SCHEMA.json] [--deletes TERMS.jsonl]
+                      [--segment-docs N] [--merge]
 
 Creates the index at DIR (then --schema is required) or appends to it (a
 --schema given for an existing index must equal the index's schema).
@@ -24,8 +25,14 @@ any finite number; null means absent; blank lines are skipped. An unknown
 key, a wrong type, malformed JSON or invalid UTF-8 aborts the run with the
 line number.
 
+Each line of TERMS.jsonl is a JSON object with one key, an indexed string
+or i64 field, and its value: {\"id\": 17} deletes every committed document
+whose id is 17. Deletes apply before the run's documents are added (so a
+run can replace documents) and are committed with them, all or nothing.
+
 Options:
   --input FILE        JSONL documents ('-' reads stdin)
+  --deletes FILE      JSONL delete terms, one {\"FIELD\": value} a line
   --schema FILE       schema JSON: {\"fields\":[{\"name\":..,\"type\":\"text|string|i64|f64\",
                       \"stored\":bool,\"indexed\":bool,\"sortable\":bool}, ..]}
   --segment-docs N    flush a segment every N documents and turn automatic
@@ -41,19 +48,21 @@ struct Args {
     dir: String,
     schema: Option<String>,
     input: String,
+    deletes: Option<String>,
     segment_docs: Option<u32>,
     merge: bool,
 }
 
 fn parse(p: &mut lexopt::Parser) -> Result<Option<Args>, CliError> {
     use lexopt::prelude::*;
-    let (mut dir, mut schema, mut input, mut segment_docs, mut merge) =
-        (None, None, None, None, false);
+    let (mut dir, mut schema, mut input, mut deletes, mut segment_docs, mut merge) =
+        (None, None, None, None, None, false);
     while let Some(arg) = p.next()? {
         match arg {
             Short('h') | Long("help") => return Ok(None),
             Long("schema") => schema = Some(cli::string_value(p, "--schema")?),
             Long("input") => input = Some(cli::string_value(p, "--input")?),
+            Long("deletes") => deletes = Some(cli::string_value(p, "--deletes")?),
             Long("segment-docs") => {
                 let n: u32 = cli::parsed_value(p, "--segment-docs", "a positive integer")?;
                 if n == 0 {
@@ -73,6 +82,7 @@ fn parse(p: &mut lexopt::Parser) -> Result<Option<Args>, CliError> {
         dir: cli::required(dir, "the index directory DIR")?,
         input: cli::required(input, "--input DOCS.jsonl")?,
         schema,
+        deletes,
         segment_docs,
         merge,
     }))
@@ -108,6 +118,13 @@ fn run_args(args: &Args) -> Result<(), CliError> {
         ));
     }
 
+    let deletes = match &args.deletes {
+        Some(path) => Some(
+            std::fs::File::open(path)
+                .map_err(|e| CliError::failed(format!("cannot open delete terms {path}: {e}")))?,
+        ),
+        None => None,
+    };
     let input: Box<dyn Read> = if args.input == "-" {
         Box::new(std::io::stdin().lock())
     } else {
@@ -123,17 +140,51 @@ fn run_args(args: &Args) -> Result<(), CliError> {
         config.merge_factor = 0;
     }
     let start = Instant::now();
-    let mut writer = match IndexWriter::open_or_create(&dir, schema.as_ref(), config) {
+    // Open or create as `before` found DIR, not as it is by now: the undo
+    // of a failed run removes everything of a new index, so the run must
+    // not append to an index another writer created in the meantime (that
+    // is then IndexExists).
+    let opened = if before.has_index {
+        IndexWriter::open(&dir, config).and_then(|w| match &schema {
+            Some(s) if s != w.schema() => Err(quarry::Error::Schema(format!(
+                "the schema given differs from the schema of the index at {}",
+                dir.display()
+            ))),
+            _ => Ok(w),
+        })
+    } else {
+        let s = schema
+            .as_ref()
+            .expect("checked above: a new index needs a schema");
+        IndexWriter::create(&dir, s, config)
+    };
+    let mut writer = match opened {
         Ok(w) => w,
         Err(e) => {
-            before.undo(&dir, None);
+            // Locked or IndexExists: another writer is at work in DIR, and
+            // nothing there is this run's to remove.
+            if !matches!(e, quarry::Error::Locked(_) | quarry::Error::IndexExists(_)) {
+                before.undo_failed_open(&dir);
+            }
             return Err(e.into());
         }
+    };
+    let deleted = match &deletes {
+        Some(file) => {
+            match load_deletes(&mut writer, file, args.deletes.as_deref().unwrap_or("")) {
+                Ok(n) => Some(n),
+                Err(e) => {
+                    before.undo(&dir, writer);
+                    return Err(e);
+                }
+            }
+        }
+        None => None,
     };
     let added = match load(&mut writer, input, &args.input) {
         Ok(n) => n,
         Err(e) => {
-            before.undo(&dir, Some(writer));
+            before.undo(&dir, writer);
             return Err(e);
         }
     };
@@ -147,7 +198,7 @@ fn run_args(args: &Args) -> Result<(), CliError> {
                 writer.generation()
             )));
         }
-        before.undo(&dir, Some(writer));
+        before.undo(&dir, writer);
         return Err(e.into());
     }
     if args.merge {
@@ -166,8 +217,9 @@ fn run_args(args: &Args) -> Result<(), CliError> {
         ),
         None => (0, 0),
     };
+    let deleted = deleted.map_or(String::new(), |n| format!(", {n} delete terms"));
     cli::print_stdout(&format!(
-        "indexed {added} docs in {secs:.3} s ({:.0} docs/s); index {}: {live} docs, {segments} segments, generation {generation}\n",
+        "indexed {added} docs{deleted} in {secs:.3} s ({:.0} docs/s); index {}: {live} docs, {segments} segments, generation {generation}\n",
         added as f64 / secs.max(1e-9),
         dir.display(),
     ))
@@ -203,17 +255,35 @@ impl Before {
         })
     }
 
-    /// Puts the directory back as it was: removes the files this run
-    /// created (uncommitted segments; for a new index, everything).
-    fn undo(&self, dir: &Path, writer: Option<IndexWriter>) {
-        // Nothing of this run was committed to an existing index, so every
-        // new file is an unpublished segment; remove them while the lock is held.
+    /// Puts the directory back as it was after the run failed before
+    /// committing: removes the files this run created (uncommitted segments
+    /// and tombstones; for a new index, everything). Everything is removed
+    /// while `writer` still holds the lock, so no other writer's files can
+    /// be mistaken for this run's.
+    fn undo(&self, dir: &Path, writer: IndexWriter) {
         if self.has_index {
-            self.remove_new(dir);
-            drop(writer);
+            // The index's last commit is the one from before the run: the
+            // writer removes every file it does not reference. (The listing
+            // in `self.names` is not used: it was taken before the lock, and
+            // a writer that committed in between owns files it lacks.)
+            writer.rollback();
             return;
         }
+        // A new index: this run created every quarry file in DIR.
+        if !self.dir_existed {
+            let _ = std::fs::remove_dir_all(dir);
+        } else {
+            self.remove_new(dir);
+        }
         drop(writer);
+    }
+
+    /// Undoes what a failed creation of a new index left (the directory,
+    /// LOCK, a partial first commit). An existing index is left alone.
+    fn undo_failed_open(&self, dir: &Path) {
+        if self.has_index {
+            return;
+        }
         if !self.dir_existed {
             let _ = std::fs::remove_dir_all(dir);
         } else {
@@ -234,6 +304,94 @@ impl Before {
             }
         }
     }
+}
+
+/// Reads the delete terms and queues their deletes. Returns their number.
+fn load_deletes(
+    writer: &mut IndexWriter,
+    file: &std::fs::File,
+    name: &str,
+) -> Result<u64, CliError> {
+    let schema = writer.schema().clone();
+    let mut reader = BufReader::new(file);
+    let mut line = Vec::new();
+    let mut lineno = 0u64;
+    let mut terms = 0u64;
+    loop {
+        line.clear();
+        let n = reader.read_until(b'\n', &mut line).map_err(|e| {
+            CliError::failed(format!("{name}: read error after line {lineno}: {e}"))
+        })?;
+        if n == 0 {
+            return Ok(terms);
+        }
+        lineno += 1;
+        let at = |msg: String| CliError::failed(format!("{name}, line {lineno}: {msg}"));
+        let text = std::str::from_utf8(&line).map_err(|e| {
+            at(format!(
+                "invalid UTF-8 at byte {} of the line",
+                e.valid_up_to()
+            ))
+        })?;
+        if text.trim().is_empty() {
+            continue;
+        }
+        let (field, value) = to_delete_term(text, &schema).map_err(at)?;
+        writer
+            .delete_term(field, &value)
+            .map_err(|e| at(e.to_string()))?;
+        terms += 1;
+    }
+}
+
+/// Parses one delete-term line: `{"FIELD": value}`.
+fn to_delete_term(text: &str, schema: &Schema) -> Result<(FieldId, Value), String> {
+    let v: serde_json::Value =
+        serde_json::from_str(text.trim_end_matches(['\n', '\r'])).map_err(|e| {
+            let msg = e.to_string();
+            let msg = msg
+                .rsplit_once(" at line ")
+                .map_or(msg.as_str(), |(m, _)| m);
+            format!("malformed JSON at column {}: {msg}", e.column())
+        })?;
+    let serde_json::Value::Object(map) = v else {
+        return Err(format!(
+            "expected a JSON object with one field, got {}",
+            kind(&v)
+        ));
+    };
+    let mut entries = map.into_iter();
+    let (Some((key, value)), None) = (entries.next(), entries.next()) else {
+        return Err("a delete term is an object with exactly one field".into());
+    };
+    let id = schema
+        .field(&key)
+        .ok_or_else(|| format!("unknown field {key:?}"))?;
+    let def = schema.get(id).expect("field from the schema");
+    if !def.flags.indexed || !matches!(def.ty, FieldType::String | FieldType::I64) {
+        return Err(format!(
+            "field {key:?} cannot be deleted by: deletes need an indexed string or i64 field"
+        ));
+    }
+    let value = match (def.ty, value) {
+        (FieldType::String, serde_json::Value::String(s)) => Value::Str(s),
+        (FieldType::I64, serde_json::Value::Number(n)) if n.as_i64().is_some() => {
+            Value::I64(n.as_i64().expect("checked"))
+        }
+        (FieldType::I64, serde_json::Value::Number(n)) => {
+            return Err(format!(
+                "field {key:?} is i64, got {n}, which is not an integer in the i64 range"
+            ));
+        }
+        (ty, other) => {
+            return Err(format!(
+                "field {key:?} is {}, got {}",
+                ty.name(),
+                kind(&other)
+            ));
+        }
+    };
+    Ok((id, value))
 }
 
 /// How a JSON key maps to the schema.
