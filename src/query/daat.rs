@@ -337,7 +337,7 @@ impl<'a> TermScorer<'a> {
         let mut best = f32::NEG_INFINITY;
         for _ in 0..BOUND_STEPS {
             let run_end = (b + L2_BLOCKS).min(self.nblocks);
-            let whole_run = b % L2_BLOCKS == 0
+            let whole_run = b.is_multiple_of(L2_BLOCKS)
                 && run_end - b == L2_BLOCKS
                 && p.last_doc(run_end - 1).is_some_and(|l| l < hi);
             if whole_run {

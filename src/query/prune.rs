@@ -36,7 +36,7 @@ pub fn exclusive_limit(floor: f32, bound: impl Fn(f32) -> f32) -> f32 {
     }
     // Non-negative floats order as their bit patterns. The limit is
     // usually within a few ULPs of `floor - rest`: start there.
-    let hint = (floor - rest).max(0.0).min(f32::MAX).to_bits();
+    let hint = (floor - rest).clamp(0.0, f32::MAX).to_bits();
     let bits = last_failing(0, f32::INFINITY.to_bits(), hint, |b| {
         fails(f32::from_bits(b))
     });

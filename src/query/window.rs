@@ -389,7 +389,7 @@ impl Exec<'_, '_> {
             }
             let c = &self.cursors[lead];
             let (b, nblocks) = (c.block(), c.postings().num_blocks());
-            let run = if b % L2_BLOCKS == 0 && b + L2_BLOCKS <= nblocks {
+            let run = if b.is_multiple_of(L2_BLOCKS) && b + L2_BLOCKS <= nblocks {
                 L2_BLOCKS
             } else {
                 1
