@@ -11,25 +11,23 @@ use crate::collect::{
 use crate::document::Value;
 use crate::error::{Error, Result};
 use crate::query::plan::{self, Node};
-use crate::query::{Query, daat, exhaustive, term_topk, window};
+use crate::query::{Query, daat, exhaustive, window};
 use crate::read::{LiveSegment, Snapshot};
 use crate::schema::{FieldId, Schema};
 
 /// Which execution path answers a search.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ExecMode {
-    /// The fastest path that applies: for sorted search, window-at-a-time
-    /// over flat queries (a term, or a boolean of terms); in score order,
-    /// block skipping by impacts for a single term
-    /// ([`crate::query::term_topk`]) and window-at-a-time with window
-    /// skipping (conjunctions) or MaxScore (disjunctions) for flat
-    /// booleans; otherwise document-at-a-time.
+    /// The fastest path that applies: window at a time
+    /// ([`crate::query::window`]) for flat queries (a term, or a boolean
+    /// of terms), each shape behind its own [`Switch`] in
+    /// [`SearchOptions`]; otherwise document-at-a-time.
     #[default]
     Auto,
     /// The exhaustive oracle: evaluate every matching document.
     Exhaustive,
-    /// Document-at-a-time iterators only (the kill switch of the
-    /// window-at-a-time and block-skipping paths).
+    /// Document-at-a-time iterators only (the master kill switch of the
+    /// window-at-a-time paths).
     Daat,
 }
 
@@ -314,9 +312,7 @@ impl Searcher {
         let want = req.offset.saturating_add(req.limit);
         let mut top = TopDocs::new(want.min(self.snap.max_doc() as usize));
         let mut sink = TopDocsSink::new(&mut top, tally);
-        self.drive(&node, true, &mut sink, |sink, seg| {
-            sink.base = seg.base as u32
-        })?;
+        self.drive(&node, &mut sink, |sink, seg| sink.base = seg.base as u32)?;
         let (tally, scored) = (sink.tally, sink.scored);
         let hits = top
             .into_sorted()
@@ -343,9 +339,8 @@ impl Searcher {
         })
     }
 
-    /// The path that runs `node` in every segment (`score_order`: the sink
-    /// orders by score alone).
-    fn path(&self, node: &Node, score_order: bool) -> Route {
+    /// The path that runs `node` in every segment.
+    fn path(&self, node: &Node) -> Route {
         let o = &self.options;
         match o.exec {
             ExecMode::Exhaustive => Route::Exhaustive,
@@ -353,7 +348,6 @@ impl Searcher {
             ExecMode::Auto => {
                 let (switch, path) = match window::shape(node) {
                     None => return Route::Daat,
-                    Some(window::Shape::Term) if score_order => (o.term_topk, Route::Term),
                     Some(window::Shape::Term) => (o.term_topk, Route::Window),
                     Some(window::Shape::Conjunction) => (o.bulk_and, Route::Window),
                     Some(window::Shape::Disjunction) => (o.block_max_or, Route::Window),
@@ -373,17 +367,15 @@ impl Searcher {
     fn drive<'s, S: Sink>(
         &'s self,
         node: &Node,
-        score_order: bool,
         sink: &mut S,
         mut enter: impl FnMut(&mut S, &'s LiveSegment),
     ) -> Result<()> {
-        let path = self.path(node, score_order);
+        let path = self.path(node);
         let mut buf = window::Buffers::new();
         for seg in self.snap.segments() {
             enter(sink, seg);
             match (path, node) {
-                (Route::Term, Node::Term(t)) => term_topk::run(t, seg, sink)?,
-                (Route::Term | Route::Window, _) => window::run(node, seg, sink, &mut buf)?,
+                (Route::Window, _) => window::run(node, seg, sink, &mut buf)?,
                 (Route::Daat, _) => daat::run(node, seg, sink)?,
                 (Route::Exhaustive, _) => {
                     for (doc, score) in exhaustive::evaluate(node, seg)? {
@@ -428,7 +420,7 @@ impl Searcher {
                 seg: None,
                 hits: Vec::new(),
             };
-            self.drive(node, false, &mut all, |all, seg| all.seg = Some(seg))?;
+            self.drive(node, &mut all, |all, seg| all.seg = Some(seg))?;
             let mut all = all.hits;
             let total = all.len() as u64;
             all.sort_by(|a, b| compare_hits(spec, a, b));
@@ -445,7 +437,7 @@ impl Searcher {
             .saturating_add(req.limit)
             .min(self.snap.max_doc() as usize);
         let mut c = SortCollector::new(spec, self.schema(), want, tally);
-        self.drive(node, false, &mut c, |c, seg| c.set_segment(seg))?;
+        self.drive(node, &mut c, |c, seg| c.set_segment(seg))?;
         let (total, exact, scored) = (c.total(), c.total_is_exact(), c.scored());
         Ok(Hits {
             hits: c.into_hits(req.offset),
@@ -459,8 +451,6 @@ impl Searcher {
 /// How every segment of a search is run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Route {
-    /// A single term in score order, block by block ([`term_topk`]).
-    Term,
     /// Window at a time ([`window`]).
     Window,
     /// Document-at-a-time iterators ([`daat`]).

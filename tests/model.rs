@@ -563,6 +563,18 @@ fn score_order_skips_blocks_and_returns_the_same_bits() {
                             "{q:?} k {k} offset {offset} total {mode:?} deletes {w_deletes}"
                         );
                         assert_eq!(bits(&got), bits(&want), "{ctx}");
+                        // Each kill switch gives the same hits, and with
+                        // exact totals the same total.
+                        for off in 0..3 {
+                            let mut o = SearchOptions::default();
+                            *[&mut o.term_topk, &mut o.block_max_or, &mut o.bulk_and][off] =
+                                Switch::Off;
+                            let h = s.clone().with_options(o).search(q, &req).unwrap();
+                            assert_eq!(bits(&h), bits(&want), "{ctx} switch {off} off");
+                            if mode == TotalMode::Exact {
+                                assert_eq!(h.total_hits, want.total_hits, "{ctx} switch {off}");
+                            }
+                        }
                         if k <= 10 && *must_skip {
                             // Most blocks skipped; at least some once the
                             // early high-frequency documents are deleted.

@@ -34,7 +34,7 @@ fn pack(score: f32, doc: u32) -> u64 {
 }
 
 /// A [`TopDocs`] fed segment by segment by the score-order loops
-/// ([`crate::query::window`], [`crate::query::term_topk`]): every offered
+/// ([`crate::query::window`] and the other paths): every offered
 /// match is scored and offered as document `base + doc`, and the queue's
 /// floor lets the loops leave what cannot beat it unscored. It counts for
 /// the whole search.

@@ -9,17 +9,16 @@
 //! - [`exhaustive`]: the oracle. Decodes every posting list it needs,
 //!   evaluates the query per candidate document, sorts everything.
 //! - [`daat`]: document-at-a-time iterators over the posting blocks.
-//! - [`window`]: window-at-a-time loops over decoded blocks, for
-//!   collectors that reject documents by field values (sorted search).
-//! - [`term_topk`]: score-order top-k of a single term, skipping blocks
-//!   whose impact bound cannot beat the queue's floor.
+//! - [`window`]: window-at-a-time loops over decoded blocks for flat
+//!   queries, feeding a collector that rejects documents by field values
+//!   (sorted search) or by score bounds under its floor (score order).
+//! - [`prune`]: the exact per-candidate limits the window loop checks.
 
 pub mod bm25;
 pub mod daat;
 pub mod exhaustive;
 pub mod plan;
 pub mod prune;
-pub mod term_topk;
 pub mod window;
 
 use crate::format::segment::i64_key;

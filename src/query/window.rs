@@ -1,40 +1,68 @@
-//! Window-at-a-time execution for collectors that can reject a document
-//! before it is scored: by its field values alone (sorted search, the
-//! `SortCollector`), or by a score bound under the queue's floor (score
-//! order, `TopDocsSink`).
+//! Window-at-a-time execution of flat queries (a term, or a boolean of
+//! terms) for collectors that can reject a document before it is scored:
+//! by its field values alone (sorted search, the `SortCollector`), or by a
+//! score bound under the queue's floor (score order, `TopDocsSink`). This
+//! is the one loop behind every fast path; each shape has its kill switch
+//! (`SearchOptions`: term, conjunction, disjunction).
 //!
 //! The loop hands the [`Sink`] windows of matches cut from decoded posting
 //! blocks, so that rejecting a document costs an ord lookup in a tight
 //! loop (the sink's [`Sink::filter`]) and never a virtual call or a score:
 //!
-//! - a term: the window is a slice of its current block;
-//! - a conjunction: the cheapest required clause leads; a stretch of its
-//!   block is intersected in bulk ([`kernels::intersect_into`]) with the
-//!   next-cheapest clause's current block, and the few survivors are
-//!   confirmed against any further clause by forward seeks;
-//! - a disjunction: each optional clause's documents in the window are
-//!   filtered, then merged ([`kernels::union_into`]); the window's matches
-//!   are counted by popcount over a bitset of its postings, unless the
-//!   total may be a lower bound.
+//! - a term or a conjunction: the cheapest required clause (or the lone
+//!   clause) leads, a window being the rest of its current block. A
+//!   conjunction intersects a stretch of that block in bulk
+//!   ([`kernels::intersect_into`]) with the next-cheapest clause's current
+//!   block, and confirms the few survivors against any further clause by
+//!   forward seeks;
+//! - a disjunction: each clause's documents in the window are merged, or,
+//!   in a dense window ranked by score, scored in bulk (below); the
+//!   window's matches are counted by popcount over a bitset of its
+//!   postings unless the total may be a lower bound.
 //!
 //! A window never extends past the current block of a clause that produces
 //! candidates, so every clause still sits at or before each document when
-//! it is offered, and the sink's score closure can position the scoring
-//! clauses by forward seeks, summing their scores in clause order exactly
-//! as [`daat`] does: both paths return the same bits. The sink decides where
-//! windows end ([`Sink::window`]) and may skip whole ord blocks that cannot
-//! hold a competitive value; excluded and deleted documents are removed
-//! before anything is offered.
+//! it is offered, and scores are summed in clause order exactly as
+//! [`daat`] sums them: every path returns the same bits.
 //!
-//! With a score floor ([`Sink::floor`]), block impacts bound what a window
-//! can score without decoding: a conjunction's window whose clauses' bounds
-//! sum (in clause order, in f32) to at most the floor is only counted, or
-//! skipped when the total may be a lower bound; a disjunction's window
-//! offers only the documents of the clauses it cannot do without
-//! (MaxScore, `Exec::essential`).
+//! ## Pruning by score (a sink with a floor)
 //!
-//! Only flat shapes run here (a term, or a boolean of terms); anything else
-//! runs document-at-a-time.
+//! Bounds come from one place, [`TermScorer::bound_until`]: a clause's
+//! stored impacts over a range of documents, scored by the same f32
+//! function as documents (monotone in frequency and length), so no
+//! document scores above its bound. Sums of bounds are taken in clause
+//! order in f32 (monotone rounding keeps them above every sum of scores),
+//! and a candidate must beat the floor strictly (ties go to the lower
+//! document, which came first).
+//!
+//! - **Blocks**: the lead moves to a block without decoding it; a block
+//!   (or a second-level run of 32) whose window bound is at most the floor
+//!   is passed by its skip data alone, counted by its length when the lead
+//!   matches alone, dropped when the total may be a lower bound, and
+//!   decoded and intersected only when a conjunction's total must be
+//!   exact.
+//! - **Candidates**: per window, the largest lead score that cannot
+//!   compete given the other clauses' window bounds, and the least lead
+//!   frequency that can at the block's least norm ([`crate::query::prune`]),
+//!   reject a candidate by one compare, before the other clauses are
+//!   positioned or scored; when nothing more is to be counted, the lead's
+//!   window is thinned by them in bulk before it is intersected.
+//! - **Disjunctions**: per window, the clauses whose bounds sum to at
+//!   most the floor are non-essential (MaxScore): their documents are not
+//!   offered. Once nothing more is to be counted, block-max MaxScore
+//!   drives the union from the essential clauses alone: windows are cut
+//!   from their blocks, non-essential clauses are never decoded block by
+//!   block, only bounded by skip data and probed (seek and score) for a
+//!   candidate whose best score (essential scores plus their bounds, in
+//!   clause order) can still beat the floor.
+//! - **Bulk scoring**: a dense union window ranked by score sums each
+//!   clause's scores into a window array in clause order (the same bits
+//!   as the per-document sum), without a seek per clause and document.
+//!
+//! The sink decides where windows end ([`Sink::window`]) and may skip
+//! whole ord blocks that cannot hold a competitive value; excluded and
+//! deleted documents are removed before anything is offered. Only flat
+//! shapes run here; anything else runs document-at-a-time.
 
 use crate::collect::{Sink, Window};
 use crate::error::Result;
@@ -451,8 +479,29 @@ impl Exec<'_, '_> {
                 None => true,
             };
             let next = self.cursors[lead].pos() + n;
+            let alone = others.is_empty() && self.must_not.is_empty();
             if !offer && sink.prefilter() {
                 sink.dropped(n);
+            } else if let Some(floor) = floor.filter(|_| offer && alone) {
+                // A lone clause: its window counts whole, and only what
+                // may beat the floor by its score is offered.
+                let c = &self.cursors[lead];
+                let live = match self.seg.deletes {
+                    None => n,
+                    Some(_) => c.block_rest()[..n]
+                        .iter()
+                        .filter(|&&d| !self.seg.is_deleted(d))
+                        .count(),
+                };
+                sink.count(live);
+                self.prefilter_lead(lead, n, floor);
+                for i in 0..self.b.matches.len() {
+                    let doc = self.b.matches[i];
+                    if !self.seg.is_deleted(doc) {
+                        let (cursors, occurs) = (&mut self.cursors, &self.occurs);
+                        sink.offer(doc, || Self::score(cursors, occurs, doc));
+                    }
+                }
             } else {
                 match floor.filter(|_| offer && sink.prefilter()) {
                     // Candidates thinned by their lead score first.
