@@ -355,8 +355,15 @@ impl<'a> TermScorer<'a> {
     }
 
     /// The bound of every document of the list: the largest of its
-    /// second-level summaries' bounds (computed once).
-    fn list_bound(&mut self) -> f32 {
+    /// second-level summaries' bounds (computed once), or the term's
+    /// weight for a list without skip data; 0 once exhausted.
+    pub fn list_bound(&mut self) -> f32 {
+        if self.is_exhausted() {
+            return 0.0;
+        }
+        if !self.postings.has_skip_data() {
+            return self.weight.weight;
+        }
         if let Some(b) = self.list_bound {
             return b;
         }

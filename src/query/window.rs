@@ -278,6 +278,23 @@ impl Exec<'_, '_> {
         sum
     }
 
+    /// A cheaper bound than [`Self::bound_within`] for the lead's range
+    /// `lo..=hi`: the lead's bound over it and the other scoring clauses'
+    /// bounds over their whole lists (computed once), in clause order.
+    fn coarse_bound(&mut self, lead: usize, lo: u32, hi: u32) -> f32 {
+        let mut sum = 0.0f32;
+        for (i, (c, o)) in self.cursors.iter_mut().zip(&self.occurs).enumerate() {
+            if matches!(o, Occur::Must | Occur::Should) {
+                sum += if i == lead {
+                    c.bound_until(lo, hi)
+                } else {
+                    c.list_bound()
+                };
+            }
+        }
+        sum
+    }
+
     /// The current window's clause bounds (in `b.bounds`) and the lead
     /// block's least norm, computed once per window.
     #[inline]
@@ -431,7 +448,7 @@ impl Exec<'_, '_> {
                 let Some(hi) = c.postings().last_doc(b + n - 1) else {
                     return;
                 };
-                if self.bound_within(lo, hi) <= floor {
+                if self.coarse_bound(lead, lo, hi) <= floor || self.bound_within(lo, hi) <= floor {
                     passed = Some(*n);
                     break;
                 }
