@@ -503,6 +503,15 @@ fn score_order_skips_blocks_and_returns_the_same_bits() {
                 let tf = if i < 400 { 8 } else { 1 };
                 text.extend(std::iter::repeat_n("z", tf));
             }
+            if i % 4001 == 7 {
+                // A rare term, and a common one that scores higher in a
+                // narrow band: with "r c" the queue fills with documents
+                // only "c" matches, the best of them between two of the
+                // rare term's documents.
+                text.extend(std::iter::repeat_n("r", 3));
+            }
+            let band = (10_000..10_100).contains(&i);
+            text.extend(std::iter::repeat_n("c", if band { 3 } else { 1 }));
             text.extend(std::iter::repeat_n("filler", (i % 40) as usize));
             text.push("other");
             d.add_str(body, &text.join(" "));
@@ -514,6 +523,7 @@ fn score_order_skips_blocks_and_returns_the_same_bits() {
             (Query::matching(body, "z t", Operator::And), true),
             (Query::matching(body, "z t", Operator::Or), true),
             (Query::matching(body, "t u w", Operator::Or), false),
+            (Query::matching(body, "r c", Operator::Or), false),
             (
                 Query::boolean()
                     .add(Occur::Should, Query::term(body, "z"))

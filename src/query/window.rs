@@ -97,6 +97,8 @@ pub struct Buffers {
     /// base) and their scores summed so far (0 outside a window).
     cand: Vec<u64>,
     acc: Vec<f32>,
+    /// A sparse window's candidates' scores, by rank.
+    sums: Vec<f32>,
 }
 
 impl Buffers {
@@ -622,16 +624,15 @@ impl Exec<'_, '_> {
     /// at least a posting per 64 documents), or, when the total may be a
     /// lower bound, not at all. Otherwise the window is merged in full.
     fn union<S: Sink>(&mut self, should: &[usize], sink: &mut S) {
+        let all = should
+            .iter()
+            .filter(|&&i| i < 64)
+            .fold(0u64, |m, &i| m | 1 << i);
         let mut bits = [0u64; WORDS + 1];
         let mut ends = std::mem::take(&mut self.b.ends);
         ends.clear();
         ends.resize(self.cursors.len(), 0);
         loop {
-            if sink.prefilter() && sink.floor().is_some() && self.cursors.len() <= 64 {
-                // Nothing more to count: only what can compete.
-                self.b.ends = ends;
-                return self.union_maxscore(should, sink);
-            }
             for &i in should {
                 self.cursors[i].ensure();
             }
@@ -658,6 +659,27 @@ impl Exec<'_, '_> {
                     end = end.min(last.saturating_add(1));
                 }
             }
+            if let Some(floor) = sink.floor().filter(|_| sink.prefilter())
+                && self.cursors.len() <= 64
+                && self.essential(should, start, end - 1, Some(floor)) & all != all
+            {
+                // Nothing more to count, and a clause that cannot lift a
+                // document over the floor: let the essential clauses drive,
+                // until every clause is essential again.
+                self.b.ends = ends;
+                let back = self.union_maxscore(should, sink, start);
+                ends = std::mem::take(&mut self.b.ends);
+                ends.resize(self.cursors.len(), 0);
+                match back {
+                    Some(upto) => {
+                        for &i in should {
+                            self.cursors[i].seek(upto);
+                        }
+                        continue;
+                    }
+                    None => break,
+                }
+            }
             let mut postings = 0;
             for &i in should {
                 let c = &self.cursors[i];
@@ -669,7 +691,9 @@ impl Exec<'_, '_> {
             let base = start & !63;
             let words = (end - base).div_ceil(64) as usize;
             let dense = words <= bits.len() && postings >= words;
-            let prefilter = sink.prefilter();
+            // A sink ranked by score counts every window this loop runs
+            // (MaxScore runs the others): popcount is cheap.
+            let prefilter = sink.prefilter() && !sink.ranks_by_score();
             if self.must_not.is_empty() && (dense || prefilter) {
                 if !prefilter {
                     // Count the union exactly, by popcount.
@@ -740,7 +764,15 @@ impl Exec<'_, '_> {
                     );
                     std::mem::swap(&mut self.b.matches, &mut self.b.tmp);
                 }
-                self.finish(sink, true);
+                if self.must_not.is_empty() && sink.ranks_by_score() {
+                    // A sparse window: count it, then score every match by
+                    // merging each clause into it, in clause order.
+                    let live = self.live_matches();
+                    sink.count(live);
+                    self.score_candidates(should, &ends, u64::MAX, false, false, sink);
+                } else {
+                    self.finish(sink, true);
+                }
             }
             for &i in should {
                 if self.cursors[i].doc() != NO_MORE {
@@ -778,8 +810,10 @@ impl Exec<'_, '_> {
         sink: &mut S,
     ) {
         let Buffers { cand, acc, .. } = &mut *self.b;
-        if acc.is_empty() {
+        if cand.is_empty() {
             *cand = vec![0; WORDS + 1];
+        }
+        if acc.is_empty() {
             *acc = vec![0.0; (WORDS + 1) * 64];
         }
         let cand = &mut cand[..words];
@@ -865,6 +899,76 @@ impl Exec<'_, '_> {
         }
     }
 
+    /// [`Self::score_window`] for a sparse window: the candidates are
+    /// `b.matches` (ascending), and each clause's part of the window is
+    /// merged into them, its score added to the candidates it holds, in
+    /// clause order.
+    fn score_candidates<S: Sink>(
+        &mut self,
+        should: &[usize],
+        ends: &[usize],
+        essential: u64,
+        bound_rest: bool,
+        count: bool,
+        sink: &mut S,
+    ) {
+        let Buffers {
+            matches,
+            sums,
+            bounds,
+            ..
+        } = &mut *self.b;
+        sums.clear();
+        sums.resize(matches.len(), 0.0);
+        let is_essential = |i: usize| i >= 64 || essential & (1 << i) != 0;
+        let mut exact = true;
+        for &i in should {
+            if bound_rest && !is_essential(i) {
+                exact = false;
+                for s in sums.iter_mut() {
+                    *s += bounds[i];
+                }
+                continue;
+            }
+            let c = &mut self.cursors[i];
+            let n = ends[i] - c.pos();
+            if n == 0 {
+                continue;
+            }
+            let w = c.weight();
+            let (docs, tfs, norms) = c.rest_with_tfs();
+            let mut k = 0;
+            for (&d, &tf) in docs[..n].iter().zip(&tfs[..n]) {
+                while k < matches.len() && matches[k] < d {
+                    k += 1;
+                }
+                match matches.get(k) {
+                    Some(&m) if m == d => {
+                        sums[k] += w.score(tf, norms.map_or(0, |v| v[d as usize]));
+                    }
+                    Some(_) => {}
+                    None => break,
+                }
+            }
+        }
+        for k in 0..self.b.matches.len() {
+            let doc = self.b.matches[k];
+            if self.seg.is_deleted(doc) {
+                continue;
+            }
+            if count {
+                sink.count(1);
+            }
+            let score = self.b.sums[k];
+            if exact {
+                sink.offer(doc, || score);
+            } else if sink.floor().is_none_or(|floor| score > floor) {
+                let (cursors, occurs) = (&mut self.cursors, &self.occurs);
+                sink.offer(doc, || Self::score(cursors, occurs, doc));
+            }
+        }
+    }
+
     /// Whether scoring a window's candidates in bulk costs less than
     /// probing for each of them: the non-essential clauses' postings in
     /// the window (each looked at in bulk) are at most a few per candidate.
@@ -887,16 +991,27 @@ impl Exec<'_, '_> {
     /// candidate's best score (the essential clauses' exact scores and the
     /// others' bounds, summed in clause order) must beat the floor before
     /// the other clauses are probed (seek and score) for its exact score.
-    fn union_maxscore<S: Sink>(&mut self, should: &[usize], sink: &mut S) {
+    /// Starts at `from`; hands back (the document to resume at) once a
+    /// window after the first needs every clause, `None` at the end.
+    fn union_maxscore<S: Sink>(
+        &mut self,
+        should: &[usize],
+        sink: &mut S,
+        from: u32,
+    ) -> Option<u32> {
         let all = should.iter().fold(0u64, |m, &i| m | 1 << i);
         let mut essential = all;
-        let mut upto = 0u32;
+        let mut upto = from;
+        let mut ran = false;
         'windows: loop {
             let Some(floor) = sink.floor() else {
                 unreachable!("a full queue stays full")
             };
-            // The window starts at the essential clauses' next document,
-            // and ends with the first of their current blocks.
+            // The window ends with the first of the essential clauses'
+            // current blocks. It starts where the last one ended while a
+            // non-essential clause has documents left (their bounds must
+            // cover every document passed over), else at the essential
+            // clauses' next document.
             let (mut start, mut end) = (NO_MORE, NO_MORE);
             for i in bits(essential) {
                 let c = &mut self.cursors[i];
@@ -906,6 +1021,9 @@ impl Exec<'_, '_> {
                     let last = c.block_rest().last().copied().unwrap_or(d);
                     end = end.min(last.saturating_add(1));
                 }
+            }
+            if start != NO_MORE && bits(all & !essential).any(|i| !self.cursors[i].is_exhausted()) {
+                start = upto;
             }
             if start == NO_MORE {
                 // Only clauses that could not compete are left: walk their
@@ -941,6 +1059,12 @@ impl Exec<'_, '_> {
                 essential |= new;
                 continue 'windows;
             };
+            if ess == all && ran {
+                // Every clause essential again: the caller's loop, which
+                // counts as it goes, runs the window.
+                return Some(upto);
+            }
+            ran = true;
             if ess != all {
                 sink.dropped(1);
             }
@@ -965,7 +1089,6 @@ impl Exec<'_, '_> {
                 essential = ess;
                 continue;
             }
-            self.b.ends = ends;
             // The essential clauses' documents in the window.
             self.b.matches.clear();
             for i in bits(ess) {
@@ -977,6 +1100,14 @@ impl Exec<'_, '_> {
                 kernels::union_into(&self.b.matches, &docs[from..to], &mut self.b.tmp);
                 std::mem::swap(&mut self.b.matches, &mut self.b.tmp);
             }
+            if self.must_not.is_empty() && sink.ranks_by_score() {
+                self.score_candidates(should, &ends, ess, true, true, sink);
+                self.b.ends = ends;
+                upto = end;
+                essential = ess;
+                continue;
+            }
+            self.b.ends = ends;
             for k in 0..self.b.matches.len() {
                 let doc = self.b.matches[k];
                 if self.seg.is_deleted(doc)
@@ -1037,6 +1168,7 @@ impl Exec<'_, '_> {
                 break;
             }
         }
+        None
     }
 }
 
