@@ -13,6 +13,11 @@
 //! floor`. The floor is exclusive because ties go to the lower document,
 //! which arrived first.
 //!
+//! No rounding margin is needed (DESIGN's f64 sum widened by `2(n-1)ε`
+//! guards a bound summed in another order than the score): scores and
+//! bounds are summed in the same clause order with the same f32
+//! additions, and a sum of larger terms is never smaller.
+//!
 //! [`min_tf`] goes one step earlier: with the best (least) norm byte of the
 //! lead's block, a score is monotone in the frequency alone, so every
 //! frequency below a threshold scores at most the limit whatever the

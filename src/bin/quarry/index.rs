@@ -313,17 +313,36 @@ fn load_deletes(
     name: &str,
 ) -> Result<u64, CliError> {
     let schema = writer.schema().clone();
-    let mut reader = BufReader::new(file);
+    let mut terms = 0u64;
+    for_each_line(BufReader::new(file), name, |text, at| {
+        let (field, value) = to_delete_term(text, &schema).map_err(at)?;
+        writer
+            .delete_term(field, &value)
+            .map_err(|e| at(e.to_string()))?;
+        terms += 1;
+        Ok(())
+    })?;
+    Ok(terms)
+}
+
+/// Calls `f` with each non-blank line of `reader` (the input named
+/// `name`) and a function that turns a message into an error naming the
+/// line; stops at the first error. Invalid UTF-8 is an error naming the
+/// line and byte.
+fn for_each_line(
+    mut reader: impl BufRead,
+    name: &str,
+    mut f: impl FnMut(&str, &dyn Fn(String) -> CliError) -> Result<(), CliError>,
+) -> Result<(), CliError> {
     let mut line = Vec::new();
     let mut lineno = 0u64;
-    let mut terms = 0u64;
     loop {
         line.clear();
         let n = reader.read_until(b'\n', &mut line).map_err(|e| {
             CliError::failed(format!("{name}: read error after line {lineno}: {e}"))
         })?;
         if n == 0 {
-            return Ok(terms);
+            return Ok(());
         }
         lineno += 1;
         let at = |msg: String| CliError::failed(format!("{name}, line {lineno}: {msg}"));
@@ -336,11 +355,7 @@ fn load_deletes(
         if text.trim().is_empty() {
             continue;
         }
-        let (field, value) = to_delete_term(text, &schema).map_err(at)?;
-        writer
-            .delete_term(field, &value)
-            .map_err(|e| at(e.to_string()))?;
-        terms += 1;
+        f(text, &at)?;
     }
 }
 
@@ -407,49 +422,33 @@ fn load(writer: &mut IndexWriter, input: Box<dyn Read>, input_name: &str) -> Res
         .iter()
         .map(|(id, def)| (def.name.clone(), FieldSlot { id, ty: def.ty }))
         .collect();
-    let mut reader = BufReader::with_capacity(1 << 20, input);
-    let mut line = Vec::new();
     let mut doc = Document::new();
-    let mut lineno = 0u64;
     let mut added = 0u64;
     let progress = std::io::stderr().is_terminal();
     let start = Instant::now();
     let mut last_report = start;
-    loop {
-        line.clear();
-        let n = reader.read_until(b'\n', &mut line).map_err(|e| {
-            CliError::failed(format!("{input_name}: read error after line {lineno}: {e}"))
-        })?;
-        if n == 0 {
-            break;
-        }
-        lineno += 1;
-        let at = |msg: String| CliError::failed(format!("{input_name}, line {lineno}: {msg}"));
-        let text = std::str::from_utf8(&line).map_err(|e| {
-            at(format!(
-                "invalid UTF-8 at byte {} of the line",
-                e.valid_up_to()
-            ))
-        })?;
-        if text.trim().is_empty() {
-            continue;
-        }
-        to_document(text, &schema, &slots, &mut doc).map_err(at)?;
-        writer.add_document(&doc).map_err(|e| at(e.to_string()))?;
-        added += 1;
-        if progress
-            && added.is_multiple_of(1024)
-            && last_report.elapsed() >= Duration::from_millis(250)
-        {
-            last_report = Instant::now();
-            let secs = start.elapsed().as_secs_f64();
-            eprint!(
-                "\r{input_name}: {added} docs, {:.0} docs/s\x1b[K",
-                added as f64 / secs.max(1e-9)
-            );
-            let _ = std::io::stderr().flush();
-        }
-    }
+    for_each_line(
+        BufReader::with_capacity(1 << 20, input),
+        input_name,
+        |text, at| {
+            to_document(text, &schema, &slots, &mut doc).map_err(at)?;
+            writer.add_document(&doc).map_err(|e| at(e.to_string()))?;
+            added += 1;
+            if progress
+                && added.is_multiple_of(1024)
+                && last_report.elapsed() >= Duration::from_millis(250)
+            {
+                last_report = Instant::now();
+                let secs = start.elapsed().as_secs_f64();
+                eprint!(
+                    "\r{input_name}: {added} docs, {:.0} docs/s\x1b[K",
+                    added as f64 / secs.max(1e-9)
+                );
+                let _ = std::io::stderr().flush();
+            }
+            Ok(())
+        },
+    )?;
     if progress {
         eprint!("\r\x1b[K");
         let _ = std::io::stderr().flush();
