@@ -661,7 +661,9 @@ impl Exec<'_, '_> {
             }
             if let Some(floor) = sink.floor().filter(|_| sink.prefilter())
                 && self.cursors.len() <= 64
-                && self.essential(should, start, end - 1, Some(floor)) & all != all
+                && let ess = self.essential(should, start, end - 1, Some(floor)) & all
+                && ess != all
+                && self.skips_enough(should, ess)
             {
                 // Nothing more to count, and a clause that cannot lift a
                 // document over the floor: let the essential clauses drive,
@@ -967,6 +969,22 @@ impl Exec<'_, '_> {
                 sink.offer(doc, || Self::score(cursors, occurs, doc));
             }
         }
+    }
+
+    /// Whether letting the `essential` clauses drive leaves out enough to
+    /// pay for MaxScore's windows: the other clauses hold at least twice
+    /// as many documents.
+    fn skips_enough(&self, should: &[usize], essential: u64) -> bool {
+        let (mut ess, mut rest) = (0u64, 0u64);
+        for &i in should {
+            let cost = self.cursors[i].cost();
+            if essential & (1 << i) != 0 {
+                ess += cost;
+            } else {
+                rest += cost;
+            }
+        }
+        rest >= 2 * ess
     }
 
     /// Whether scoring a window's candidates in bulk costs less than
