@@ -346,16 +346,15 @@ impl Searcher {
             ExecMode::Exhaustive => Route::Exhaustive,
             ExecMode::Daat => Route::Daat,
             ExecMode::Auto => {
-                let (switch, path) = match window::shape(node) {
+                let switch = match window::shape(node) {
                     None => return Route::Daat,
-                    Some(window::Shape::Term) => (o.term_topk, Route::Window),
-                    Some(window::Shape::Conjunction) => (o.bulk_and, Route::Window),
-                    Some(window::Shape::Disjunction) => (o.block_max_or, Route::Window),
+                    Some(window::Shape::Term) => o.term_topk,
+                    Some(window::Shape::Conjunction) => o.bulk_and,
+                    Some(window::Shape::Disjunction) => o.block_max_or,
                 };
-                if switch == Switch::Auto {
-                    path
-                } else {
-                    Route::Daat
+                match switch {
+                    Switch::Auto => Route::Window,
+                    Switch::Off => Route::Daat,
                 }
             }
         }
@@ -374,10 +373,10 @@ impl Searcher {
         let mut buf = window::Buffers::new();
         for seg in self.snap.segments() {
             enter(sink, seg);
-            match (path, node) {
-                (Route::Window, _) => window::run(node, seg, sink, &mut buf)?,
-                (Route::Daat, _) => daat::run(node, seg, sink)?,
-                (Route::Exhaustive, _) => {
+            match path {
+                Route::Window => window::run(node, seg, sink, &mut buf)?,
+                Route::Daat => daat::run(node, seg, sink)?,
+                Route::Exhaustive => {
                     for (doc, score) in exhaustive::evaluate(node, seg)? {
                         if !seg.is_deleted(doc) {
                             sink.count(1);

@@ -70,6 +70,7 @@ use crate::format::ords::ORD_BLOCK;
 use crate::format::postings::L2_BLOCKS;
 use crate::kernels;
 use crate::query::Occur;
+use crate::query::bm25::TermWeight;
 use crate::query::daat::{self, NO_MORE, Roles, Scorer, TermScorer};
 use crate::query::plan::{Node, TermNode};
 use crate::query::prune::LeadPrune;
@@ -234,12 +235,7 @@ impl Exec<'_, '_> {
             // Most stretches of a selective conjunction.
             return;
         }
-        if !self.must_not.is_empty() {
-            let (cursors, must_not) = (&mut self.cursors, &self.must_not);
-            self.b
-                .matches
-                .retain(|&d| must_not.iter().all(|&i| cursors[i].seek(d) != d));
-        }
+        self.drop_excluded();
         sink.count(self.live_matches());
         if !offer {
             return;
@@ -248,17 +244,48 @@ impl Exec<'_, '_> {
         self.offer_live(sink, false);
     }
 
-    /// How many of `matches` are live.
-    fn live_matches(&self) -> usize {
-        if self.seg.deletes.is_some() {
+    /// Removes from `matches` the documents a must-not clause holds.
+    fn drop_excluded(&mut self) {
+        if !self.must_not.is_empty() {
+            let (cursors, must_not) = (&mut self.cursors, &self.must_not);
             self.b
                 .matches
-                .iter()
-                .filter(|&&d| !self.seg.is_deleted(d))
-                .count()
-        } else {
-            self.b.matches.len()
+                .retain(|&d| must_not.iter().all(|&i| cursors[i].seek(d) != d));
         }
+    }
+
+    /// How many of `matches` are live.
+    fn live_matches(&self) -> usize {
+        self.live_in(&self.b.matches)
+    }
+
+    /// How many of `docs` are live.
+    fn live_in(&self, docs: &[u32]) -> usize {
+        match self.seg.deletes {
+            None => docs.len(),
+            Some(_) => docs.iter().filter(|&&d| !self.seg.is_deleted(d)).count(),
+        }
+    }
+
+    /// Sets `ends[i]`, for each clause `i` of `clauses`, to where its part
+    /// of a window ending before `end` ends in its current block; returns
+    /// how many postings those parts hold.
+    fn window_ends(
+        &self,
+        clauses: impl Iterator<Item = usize>,
+        end: u32,
+        ends: &mut Vec<usize>,
+    ) -> usize {
+        ends.clear();
+        ends.resize(self.cursors.len(), 0);
+        clauses
+            .map(|i| {
+                let c = &self.cursors[i];
+                let n = count_below(c.block_rest(), end);
+                ends[i] = c.pos() + n;
+                n
+            })
+            .sum()
     }
 
     /// The best score a match in `lo..=hi` can have: the f32 sum, in
@@ -267,6 +294,7 @@ impl Exec<'_, '_> {
     /// above every sum of scores). The bounds stay in `b.bounds` for the
     /// per-candidate check.
     fn bound_within(&mut self, lo: u32, hi: u32) -> f32 {
+        self.bounds_of = None;
         let mut sum = 0.0f32;
         for (i, (c, o)) in self.cursors.iter_mut().zip(&self.occurs).enumerate() {
             let bound = if matches!(o, Occur::Must | Occur::Should) {
@@ -340,7 +368,7 @@ impl Exec<'_, '_> {
         let c = &mut self.cursors[lead];
         c.seek(doc);
         let tf = c.tf();
-        tf >= min_tf && c.weight().score(tf, c.norm(doc)) > limit
+        lead_competes(c.weight(), (limit, min_tf), tf, c.norm(doc))
     }
 
     /// Fills `matches` with those of the lead's next `n` documents that
@@ -357,7 +385,7 @@ impl Exec<'_, '_> {
         }
         let (docs, tfs, norms) = c.rest_with_tfs();
         for (&d, &tf) in docs[..n].iter().zip(&tfs[..n]) {
-            if tf >= min_tf && w.score(tf, norms.map_or(0, |x| x[d as usize])) > limit {
+            if lead_competes(w, (limit, min_tf), tf, norms.map_or(0, |x| x[d as usize])) {
                 self.b.matches.push(d);
             }
         }
@@ -436,22 +464,17 @@ impl Exec<'_, '_> {
             }
             let c = &self.cursors[lead];
             let (b, nblocks) = (c.block(), c.postings().num_blocks());
-            let run = if b.is_multiple_of(L2_BLOCKS) && b + L2_BLOCKS <= nblocks {
-                L2_BLOCKS
-            } else {
-                1
-            };
+            let whole_run = b.is_multiple_of(L2_BLOCKS) && b + L2_BLOCKS <= nblocks;
             let mut passed = None;
-            let sizes = [run, 1];
-            let sizes = if run > 1 { &sizes[..] } else { &sizes[1..] };
-            for n in sizes {
+            let sizes: &[usize] = if whole_run { &[L2_BLOCKS, 1] } else { &[1] };
+            for &n in sizes {
                 let c = &self.cursors[lead];
                 let lo = c.block_start(b);
                 let Some(hi) = c.postings().last_doc(b + n - 1) else {
                     return;
                 };
                 if self.coarse_bound(lead, lo, hi) <= floor || self.bound_within(lo, hi) <= floor {
-                    passed = Some(*n);
+                    passed = Some(n);
                     break;
                 }
             }
@@ -504,15 +527,7 @@ impl Exec<'_, '_> {
             } else if let Some(floor) = floor.filter(|_| offer && alone) {
                 // A lone clause: its window counts whole, and only what
                 // may beat the floor by its score is offered.
-                let c = &self.cursors[lead];
-                let live = match self.seg.deletes {
-                    None => n,
-                    Some(_) => c.block_rest()[..n]
-                        .iter()
-                        .filter(|&&d| !self.seg.is_deleted(d))
-                        .count(),
-                };
-                sink.count(live);
+                sink.count(self.live_in(&self.cursors[lead].block_rest()[..n]));
                 self.prefilter_lead(lead, n, floor);
                 for i in 0..self.b.matches.len() {
                     let doc = self.b.matches[i];
@@ -659,12 +674,10 @@ impl Exec<'_, '_> {
                     end = end.min(last.saturating_add(1));
                 }
             }
-            if let Some(floor) = sink.floor().filter(|_| sink.prefilter())
-                && self.cursors.len() <= 64
-                && let ess = self.essential(should, start, end - 1, Some(floor)) & all
-                && ess != all
-                && self.skips_enough(should, ess)
-            {
+            // The clauses that can lift a document over the floor (all of
+            // them without one).
+            let essential = self.essential(should, start, end - 1, sink.floor());
+            if sink.prefilter() && essential & all != all && self.skips_enough(should, essential) {
                 // Nothing more to count, and a clause that cannot lift a
                 // document over the floor: let the essential clauses drive,
                 // until every clause is essential again.
@@ -682,13 +695,7 @@ impl Exec<'_, '_> {
                     None => break,
                 }
             }
-            let mut postings = 0;
-            for &i in should {
-                let c = &self.cursors[i];
-                let n = count_below(c.block_rest(), end);
-                ends[i] = c.pos() + n;
-                postings += n;
-            }
+            let postings = self.window_ends(should.iter().copied(), end, &mut ends);
             // Bits from a word-aligned base, so deletions mask whole words.
             let base = start & !63;
             let words = (end - base).div_ceil(64) as usize;
@@ -720,40 +727,13 @@ impl Exec<'_, '_> {
                     };
                     sink.count(live as usize);
                 }
-                // Offer the union of what each clause keeps after the
-                // filter, from the clauses that can lift a document over
-                // the sink's floor.
-                let essential = self.essential(should, start, end - 1, sink.floor());
                 if !prefilter && dense && sink.ranks_by_score() {
                     self.score_window(should, &ends, (base, words), essential, false, false, sink);
-                    for &i in should {
-                        if self.cursors[i].doc() != NO_MORE {
-                            self.cursors[i].move_to(ends[i]);
-                        }
-                    }
-                    continue;
+                } else {
+                    // Offer the union of what each clause keeps after the
+                    // filter, from the essential clauses.
+                    self.offer_essential(should, &ends, essential, prefilter, sink);
                 }
-                self.b.matches.clear();
-                for &i in should {
-                    let c = &self.cursors[i];
-                    let docs = &c.block_rest()[..ends[i] - c.pos()];
-                    if i < 64 && essential & (1 << i) == 0 {
-                        if prefilter {
-                            sink.dropped(docs.len());
-                        }
-                        continue;
-                    }
-                    self.b.hits.clear();
-                    self.b.hits.extend_from_slice(docs);
-                    sink.filter(&mut self.b.hits);
-                    if prefilter {
-                        sink.dropped(docs.len() - self.b.hits.len());
-                    }
-                    self.b.tmp.clear();
-                    kernels::union_into(&self.b.matches, &self.b.hits, &mut self.b.tmp);
-                    std::mem::swap(&mut self.b.matches, &mut self.b.tmp);
-                }
-                self.offer_live(sink, prefilter);
             } else {
                 self.b.matches.clear();
                 for &i in should {
@@ -766,11 +746,11 @@ impl Exec<'_, '_> {
                     );
                     std::mem::swap(&mut self.b.matches, &mut self.b.tmp);
                 }
-                if self.must_not.is_empty() && sink.ranks_by_score() {
+                if sink.ranks_by_score() {
                     // A sparse window: count it, then score every match by
                     // merging each clause into it, in clause order.
-                    let live = self.live_matches();
-                    sink.count(live);
+                    self.drop_excluded();
+                    sink.count(self.live_matches());
                     self.score_candidates(should, &ends, u64::MAX, false, false, sink);
                 } else {
                     self.finish(sink, true);
@@ -783,6 +763,60 @@ impl Exec<'_, '_> {
             }
         }
         self.b.ends = ends;
+    }
+
+    /// Offers the union of what each `essential` clause's part of the
+    /// window (ending at `ends`) keeps after the sink's filter; with
+    /// `prefilter`, what goes unseen is reported dropped and what is
+    /// offered is counted.
+    fn offer_essential<S: Sink>(
+        &mut self,
+        should: &[usize],
+        ends: &[usize],
+        essential: u64,
+        prefilter: bool,
+        sink: &mut S,
+    ) {
+        self.b.matches.clear();
+        for &i in should {
+            let c = &self.cursors[i];
+            let docs = &c.block_rest()[..ends[i] - c.pos()];
+            if i < 64 && essential & (1 << i) == 0 {
+                if prefilter {
+                    sink.dropped(docs.len());
+                }
+                continue;
+            }
+            self.b.hits.clear();
+            self.b.hits.extend_from_slice(docs);
+            sink.filter(&mut self.b.hits);
+            if prefilter {
+                sink.dropped(docs.len() - self.b.hits.len());
+            }
+            self.b.tmp.clear();
+            kernels::union_into(&self.b.matches, &self.b.hits, &mut self.b.tmp);
+            std::mem::swap(&mut self.b.matches, &mut self.b.tmp);
+        }
+        self.offer_live(sink, prefilter);
+    }
+
+    /// Offers candidate `doc` (if live; counted first with `count`) whose
+    /// clause-order sum is `sum`: its score when `exact`, else its best
+    /// score, and then it is scored exactly only if that beats the floor.
+    #[inline(always)]
+    fn offer_sum<S: Sink>(&mut self, sink: &mut S, doc: u32, sum: f32, exact: bool, count: bool) {
+        if self.seg.is_deleted(doc) {
+            return;
+        }
+        if count {
+            sink.count(1);
+        }
+        if exact {
+            sink.offer(doc, || sum);
+        } else if sink.floor().is_none_or(|floor| sum > floor) {
+            let (cursors, occurs) = (&mut self.cursors, &self.occurs);
+            sink.offer(doc, || Self::score(cursors, occurs, doc));
+        }
     }
 
     /// Scores a dense union window (`words` bitset words from `base`, each
@@ -878,25 +912,13 @@ impl Exec<'_, '_> {
                 }
             }
         }
-        for (wi, &word) in cand.iter().enumerate() {
-            let mut m = word;
+        for wi in 0..words {
+            let mut m = self.b.cand[wi];
             while m != 0 {
                 let x = wi * 64 + m.trailing_zeros() as usize;
                 m &= m - 1;
-                let score = std::mem::take(&mut acc[x]);
-                let doc = base + x as u32;
-                if self.seg.is_deleted(doc) {
-                    continue;
-                }
-                if count {
-                    sink.count(1);
-                }
-                if exact {
-                    sink.offer(doc, || score);
-                } else if sink.floor().is_none_or(|floor| score > floor) {
-                    let (cursors, occurs) = (&mut self.cursors, &self.occurs);
-                    sink.offer(doc, || Self::score(cursors, occurs, doc));
-                }
+                let sum = std::mem::take(&mut self.b.acc[x]);
+                self.offer_sum(sink, base + x as u32, sum, exact, count);
             }
         }
     }
@@ -954,20 +976,8 @@ impl Exec<'_, '_> {
             }
         }
         for k in 0..self.b.matches.len() {
-            let doc = self.b.matches[k];
-            if self.seg.is_deleted(doc) {
-                continue;
-            }
-            if count {
-                sink.count(1);
-            }
-            let score = self.b.sums[k];
-            if exact {
-                sink.offer(doc, || score);
-            } else if sink.floor().is_none_or(|floor| score > floor) {
-                let (cursors, occurs) = (&mut self.cursors, &self.occurs);
-                sink.offer(doc, || Self::score(cursors, occurs, doc));
-            }
+            let (doc, sum) = (self.b.matches[k], self.b.sums[k]);
+            self.offer_sum(sink, doc, sum, exact, count);
         }
     }
 
@@ -1086,100 +1096,34 @@ impl Exec<'_, '_> {
             if ess != all {
                 sink.dropped(1);
             }
-            // A dense window: score in bulk.
             let base = start & !63;
             let words = (end - base).div_ceil(64) as usize;
+            debug_assert!(
+                words <= WORDS + 1,
+                "windows are capped at the bitset's span"
+            );
             let mut ends = std::mem::take(&mut self.b.ends);
-            ends.clear();
-            ends.resize(self.cursors.len(), 0);
-            let mut postings = 0;
-            for i in bits(ess) {
-                let c = &self.cursors[i];
-                let n = count_below(c.block_rest(), end);
-                ends[i] = c.pos() + n;
-                postings += n;
-            }
-            let dense = words <= WORDS + 1 && postings >= words;
-            if self.must_not.is_empty() && sink.ranks_by_score() && dense {
+            let postings = self.window_ends(bits(ess), end, &mut ends);
+            if self.must_not.is_empty() && postings >= words {
+                // A dense window: score in bulk.
                 self.score_window(should, &ends, (base, words), ess, true, true, sink);
-                self.b.ends = ends;
-                upto = end;
-                essential = ess;
-                continue;
-            }
-            // The essential clauses' documents in the window.
-            self.b.matches.clear();
-            for i in bits(ess) {
-                let c = &self.cursors[i];
-                let docs = c.block_rest();
-                let from = count_below(docs, start);
-                let to = count_below(docs, end);
-                self.b.tmp.clear();
-                kernels::union_into(&self.b.matches, &docs[from..to], &mut self.b.tmp);
-                std::mem::swap(&mut self.b.matches, &mut self.b.tmp);
-            }
-            if self.must_not.is_empty() && sink.ranks_by_score() {
+            } else {
+                // The essential clauses' documents in the window, merged.
+                self.b.matches.clear();
+                for i in bits(ess) {
+                    let c = &self.cursors[i];
+                    self.b.tmp.clear();
+                    kernels::union_into(
+                        &self.b.matches,
+                        &c.block_rest()[..ends[i] - c.pos()],
+                        &mut self.b.tmp,
+                    );
+                    std::mem::swap(&mut self.b.matches, &mut self.b.tmp);
+                }
+                self.drop_excluded();
                 self.score_candidates(should, &ends, ess, true, true, sink);
-                self.b.ends = ends;
-                upto = end;
-                essential = ess;
-                continue;
             }
             self.b.ends = ends;
-            for k in 0..self.b.matches.len() {
-                let doc = self.b.matches[k];
-                if self.seg.is_deleted(doc)
-                    || self
-                        .must_not
-                        .iter()
-                        .any(|&m| self.cursors[m].seek(doc) == doc)
-                {
-                    continue;
-                }
-                sink.count(1);
-                let Some(floor) = sink.floor() else { continue };
-                // The best score: the essential clauses' exact scores (kept
-                // in `part`), the others' bounds, summed in clause order.
-                let mut part = [0.0f32; 64];
-                let mut best = 0.0f32;
-                for (i, (c, o)) in self.cursors.iter_mut().zip(&self.occurs).enumerate() {
-                    if *o != Occur::Should {
-                        continue;
-                    }
-                    best += if ess & (1 << i) == 0 {
-                        self.b.bounds[i]
-                    } else if c.seek(doc) == doc {
-                        part[i] = c.score();
-                        part[i]
-                    } else {
-                        0.0
-                    };
-                }
-                if best <= floor {
-                    continue;
-                }
-                if ess == all {
-                    // No bound was added: `best` is the exact score.
-                    sink.offer(doc, || best);
-                    continue;
-                }
-                // Probe the others, in clause order as `Self::score` sums
-                // (adding an absent clause's 0 leaves a sum's bits alone).
-                let mut score = 0.0f32;
-                for (i, (c, o)) in self.cursors.iter_mut().zip(&self.occurs).enumerate() {
-                    if *o != Occur::Should {
-                        continue;
-                    }
-                    score += if ess & (1 << i) != 0 {
-                        part[i]
-                    } else if c.seek(doc) == doc {
-                        c.score()
-                    } else {
-                        0.0
-                    };
-                }
-                sink.offer(doc, || score);
-            }
             upto = end;
             essential = ess;
             if upto == NO_MORE {
@@ -1188,6 +1132,14 @@ impl Exec<'_, '_> {
         }
         None
     }
+}
+
+/// Whether a lead document with frequency `tf` and norm byte `norm` may
+/// compete under a window's `(limit, min_tf)`: by its frequency first,
+/// then by its score against the limit.
+#[inline]
+fn lead_competes(w: &TermWeight, (limit, min_tf): (f32, u32), tf: u32, norm: u8) -> bool {
+    tf >= min_tf && w.score(tf, norm) > limit
 }
 
 /// The indexes of the set bits of `mask`, ascending.

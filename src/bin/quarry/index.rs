@@ -359,16 +359,21 @@ fn for_each_line(
     }
 }
 
+/// Parses one JSONL line, its error naming the column.
+fn parse_json_line(text: &str) -> Result<serde_json::Value, String> {
+    serde_json::from_str(text.trim_end_matches(['\n', '\r'])).map_err(|e| {
+        // serde_json's message ends with its own " at line 1 column N".
+        let msg = e.to_string();
+        let msg = msg
+            .rsplit_once(" at line ")
+            .map_or(msg.as_str(), |(m, _)| m);
+        format!("malformed JSON at column {}: {msg}", e.column())
+    })
+}
+
 /// Parses one delete-term line: `{"FIELD": value}`.
 fn to_delete_term(text: &str, schema: &Schema) -> Result<(FieldId, Value), String> {
-    let v: serde_json::Value =
-        serde_json::from_str(text.trim_end_matches(['\n', '\r'])).map_err(|e| {
-            let msg = e.to_string();
-            let msg = msg
-                .rsplit_once(" at line ")
-                .map_or(msg.as_str(), |(m, _)| m);
-            format!("malformed JSON at column {}: {msg}", e.column())
-        })?;
+    let v = parse_json_line(text)?;
     let serde_json::Value::Object(map) = v else {
         return Err(format!(
             "expected a JSON object with one field, got {}",
@@ -463,15 +468,7 @@ fn to_document(
     slots: &HashMap<String, FieldSlot>,
     doc: &mut Document,
 ) -> Result<(), String> {
-    let text = text.trim_end_matches(['\n', '\r']);
-    let v: serde_json::Value = serde_json::from_str(text).map_err(|e| {
-        // serde_json's message ends with its own " at line 1 column N".
-        let msg = e.to_string();
-        let msg = msg
-            .rsplit_once(" at line ")
-            .map_or(msg.as_str(), |(m, _)| m);
-        format!("malformed JSON at column {}: {msg}", e.column())
-    })?;
+    let v = parse_json_line(text)?;
     let serde_json::Value::Object(map) = v else {
         return Err(format!("expected a JSON object, got {}", kind(&v)));
     };
