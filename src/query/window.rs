@@ -735,17 +735,7 @@ impl Exec<'_, '_> {
                     self.offer_essential(should, &ends, essential, prefilter, sink);
                 }
             } else {
-                self.b.matches.clear();
-                for &i in should {
-                    let c = &self.cursors[i];
-                    self.b.tmp.clear();
-                    kernels::union_into(
-                        &self.b.matches,
-                        &c.block_rest()[..ends[i] - c.pos()],
-                        &mut self.b.tmp,
-                    );
-                    std::mem::swap(&mut self.b.matches, &mut self.b.tmp);
-                }
+                self.merge_parts(should.iter().copied(), &ends);
                 if sink.ranks_by_score() {
                     // A sparse window: count it, then score every match by
                     // merging each clause into it, in clause order.
@@ -763,6 +753,22 @@ impl Exec<'_, '_> {
             }
         }
         self.b.ends = ends;
+    }
+
+    /// Sets `matches` to the union of `clauses`' parts of the window
+    /// (ending at `ends`).
+    fn merge_parts(&mut self, clauses: impl Iterator<Item = usize>, ends: &[usize]) {
+        self.b.matches.clear();
+        for i in clauses {
+            let c = &self.cursors[i];
+            self.b.tmp.clear();
+            kernels::union_into(
+                &self.b.matches,
+                &c.block_rest()[..ends[i] - c.pos()],
+                &mut self.b.tmp,
+            );
+            std::mem::swap(&mut self.b.matches, &mut self.b.tmp);
+        }
     }
 
     /// Offers the union of what each `essential` clause's part of the
@@ -1109,17 +1115,7 @@ impl Exec<'_, '_> {
                 self.score_window(should, &ends, (base, words), ess, true, true, sink);
             } else {
                 // The essential clauses' documents in the window, merged.
-                self.b.matches.clear();
-                for i in bits(ess) {
-                    let c = &self.cursors[i];
-                    self.b.tmp.clear();
-                    kernels::union_into(
-                        &self.b.matches,
-                        &c.block_rest()[..ends[i] - c.pos()],
-                        &mut self.b.tmp,
-                    );
-                    std::mem::swap(&mut self.b.matches, &mut self.b.tmp);
-                }
+                self.merge_parts(bits(ess), &ends);
                 self.drop_excluded();
                 self.score_candidates(should, &ends, ess, true, true, sink);
             }
