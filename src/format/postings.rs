@@ -588,30 +588,22 @@ impl<'a> Postings<'a> {
         read_impacts(self.impacts, off, Some(field >> 12), out)
     }
 
-    /// The largest `score(tf, norm)` over block `b`'s impacts (skip data
-    /// only), read without storing them.
+    /// The largest `key(tf, norm)` over block `b`'s impacts (skip data
+    /// only), read without storing them. `key` must not return NaN.
     #[inline]
-    pub fn block_best(&self, b: usize, score: impl Fn(u32, u8) -> f32) -> Result<f32, BadPostings> {
+    pub fn block_best(&self, b: usize, key: impl Fn(u32, u8) -> f32) -> Result<f32, BadPostings> {
         let g = b / L2_BLOCKS;
         let field = le16(self.skip, b * SKIP_ENTRY + 6);
         let off = le32(self.l2, g * L2_ENTRY + 12) as usize + (field & 0xfff);
-        let mut best = f32::NEG_INFINITY;
-        visit_impacts(self.impacts, off, Some(field >> 12), |i| {
-            best = best.max(score(i.tf, i.norm))
-        })?;
-        Ok(best)
+        best_of_impacts(self.impacts, off, Some(field >> 12), key)
     }
 
-    /// The largest `score(tf, norm)` over the impacts summarising the
-    /// blocks of second-level entry `i`.
+    /// The largest `key(tf, norm)` over the impacts summarising the
+    /// blocks of second-level entry `i`. `key` must not return NaN.
     #[inline]
-    pub fn l2_best(&self, i: usize, score: impl Fn(u32, u8) -> f32) -> Result<f32, BadPostings> {
+    pub fn l2_best(&self, i: usize, key: impl Fn(u32, u8) -> f32) -> Result<f32, BadPostings> {
         let off = le32(self.l2, i * L2_ENTRY + 4) as usize;
-        let mut best = f32::NEG_INFINITY;
-        visit_impacts(self.impacts, off, None, |i| {
-            best = best.max(score(i.tf, i.norm))
-        })?;
-        Ok(best)
+        best_of_impacts(self.impacts, off, None, key)
     }
 
     /// Impacts summarising the blocks of second-level entry `i`.
@@ -714,6 +706,44 @@ fn read_impacts(
     visit_impacts(bytes, off, count, |i| out.push(i))
 }
 
+/// The largest `key` of the impact pairs stored at `off` (a plain compare:
+/// `key` never returns NaN).
+#[inline]
+fn best_of_impacts(
+    bytes: &[u8],
+    off: usize,
+    count: Option<usize>,
+    key: impl Fn(u32, u8) -> f32,
+) -> Result<f32, BadPostings> {
+    let mut best = f32::NEG_INFINITY;
+    // Most frequencies are under 128, so most pairs are two bytes, a
+    // one-byte varint and the norm: read them as such, and fall back to
+    // the general reader when any frequency byte says otherwise.
+    if let Some(c) = count.filter(|&c| c > 0 && c <= MAX_IMPACTS)
+        && let Some(pairs) = bytes.get(off..off + 2 * c)
+    {
+        let mut high = 0u8;
+        for pair in pairs.chunks_exact(2) {
+            high |= pair[0];
+            let k = key(u32::from(pair[0]), pair[1]);
+            if k > best {
+                best = k;
+            }
+        }
+        if high < 0x80 {
+            return Ok(best);
+        }
+        best = f32::NEG_INFINITY;
+    }
+    visit_impacts(bytes, off, count, |i| {
+        let k = key(i.tf, i.norm);
+        if k > best {
+            best = k;
+        }
+    })?;
+    Ok(best)
+}
+
 /// Calls `f` with each impact pair stored at `off` (`count` of them, or a
 /// count byte first).
 #[inline]
@@ -781,6 +811,12 @@ mod tests {
                             .any(|im| im.tf >= t[i] && im.norm <= norm_of(d[i]))
                     );
                 }
+                // The best key read in place (two-byte pairs or varints)
+                // is the best over the impacts read out.
+                let key = |tf: u32, norm: u8| tf as f32 * (1.0 + f32::from(norm)).recip();
+                let best = impacts.iter().map(|im| key(im.tf, im.norm));
+                let best = best.fold(f32::NEG_INFINITY, f32::max);
+                assert_eq!(p.block_best(b, key).unwrap().to_bits(), best.to_bits());
             }
         }
         assert_eq!(got_docs, docs);
@@ -788,6 +824,10 @@ mod tests {
         for i in 0..p.num_l2() {
             p.l2_impacts(i, &mut impacts).unwrap();
             assert!(!impacts.is_empty());
+            let key = |tf: u32, norm: u8| tf as f32 - f32::from(norm);
+            let best = impacts.iter().map(|im| key(im.tf, im.norm));
+            let best = best.fold(f32::NEG_INFINITY, f32::max);
+            assert_eq!(p.l2_best(i, key).unwrap().to_bits(), best.to_bits());
         }
     }
 
@@ -928,7 +968,9 @@ mod tests {
         fn random_lists_round_trip(mut docs in proptest::collection::btree_set(0u32..50_000, 1..1200)
             .prop_map(|s| s.into_iter().collect::<Vec<_>>()),
             seed in any::<u32>()) {
-            let tfs: Vec<u32> = docs.iter().map(|&d| 1 + (d ^ seed) % 17).collect();
+            // Mostly small frequencies, some past a one-byte varint.
+            let tf = |d: u32| if (d ^ seed) % 29 == 0 { 100 + d % 300 } else { 1 + (d ^ seed) % 17 };
+            let tfs: Vec<u32> = docs.iter().map(|&d| tf(d)).collect();
             docs.dedup();
             round_trip(&docs, &tfs, 50_000);
         }

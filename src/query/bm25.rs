@@ -79,18 +79,35 @@ impl TermWeight {
     /// The score of a document with term frequency `tf` and norm byte `norm`.
     #[inline(always)]
     pub fn score(&self, tf: u32, norm: u8) -> f32 {
+        self.score_of_key(self.key(tf, norm))
+    }
+
+    /// The part of the score that depends on the document, `tf * inv[norm]`
+    /// in f32: the score is [`Self::score_of_key`] of it, a non-decreasing
+    /// function (each of its f32 steps, `1 + x`, `w / y` and `w - z`, rounds
+    /// monotonically), so the largest key among some (tf, norm) pairs
+    /// gives their largest score, bit for bit, for one division.
+    #[inline(always)]
+    pub fn key(&self, tf: u32, norm: u8) -> f32 {
+        tf as f32 * self.inv[norm as usize]
+    }
+
+    /// The score of a document whose [`Self::key`] is `x`.
+    #[inline(always)]
+    pub fn score_of_key(&self, x: f32) -> f32 {
         let w = self.weight;
-        w - w / (1.0 + tf as f32 * self.inv[norm as usize])
+        w - w / (1.0 + x)
     }
 
     /// The best score of a document dominated by one of `impacts` (no
     /// larger frequency, no smaller norm): the score is monotone in both,
     /// in f32 as evaluated, so this bounds every such document exactly.
     pub fn bound(&self, impacts: &[Impact]) -> f32 {
-        impacts
+        let key = impacts
             .iter()
-            .map(|im| self.score(im.tf, im.norm))
-            .fold(f32::NEG_INFINITY, f32::max)
+            .map(|im| self.key(im.tf, im.norm))
+            .fold(f32::NEG_INFINITY, f32::max);
+        self.score_of_key(key)
     }
 }
 
@@ -121,6 +138,23 @@ mod tests {
                     assert!(tw.score(tf, norm) >= tw.score(tf, norm + 1));
                 }
             }
+        }
+    }
+
+    proptest::proptest! {
+        /// The score of the best key is the best score, bit for bit, so a
+        /// bound may compare keys and divide once.
+        #[test]
+        fn the_best_key_gives_the_best_score(
+            docs in 1u64..1_000_000,
+            df_seed in proptest::prelude::any::<u64>(),
+            avg in 1u64..400,
+            pairs in proptest::collection::vec((1u32..100_000, proptest::prelude::any::<u8>()), 1..9),
+        ) {
+            let tw = TermWeight::new(docs, 1 + df_seed % docs, docs * avg, true);
+            let impacts: Vec<Impact> = pairs.iter().map(|&(tf, norm)| Impact { tf, norm }).collect();
+            let best = impacts.iter().map(|im| tw.score(im.tf, im.norm)).fold(f32::NEG_INFINITY, f32::max);
+            proptest::prop_assert_eq!(tw.bound(&impacts).to_bits(), best.to_bits());
         }
     }
 }

@@ -388,16 +388,17 @@ impl<'a> TermScorer<'a> {
             return cached;
         }
         // The same function as the score, over the stored impacts: the
-        // bound of `TermWeight::bound`, read without storing them.
-        let w = self.weight;
-        let score = |tf, norm| w.score(tf, norm);
+        // bound of `TermWeight::bound`, read without storing them, the
+        // best key first and then its score.
+        let w = &self.weight;
+        let key = |tf, norm| w.key(tf, norm);
         let read = if run {
-            p.l2_best(b, score)
+            p.l2_best(b, key)
         } else {
-            p.block_best(b, score)
+            p.block_best(b, key)
         };
         let bound = match read {
-            Ok(bound) => bound,
+            Ok(key) => w.score_of_key(key),
             Err(e) => {
                 self.err = Some(e);
                 return f32::INFINITY;
