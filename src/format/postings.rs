@@ -969,7 +969,7 @@ mod tests {
             .prop_map(|s| s.into_iter().collect::<Vec<_>>()),
             seed in any::<u32>()) {
             // Mostly small frequencies, some past a one-byte varint.
-            let tf = |d: u32| if (d ^ seed) % 29 == 0 { 100 + d % 300 } else { 1 + (d ^ seed) % 17 };
+            let tf = |d: u32| if (d ^ seed).is_multiple_of(29) { 100 + d % 300 } else { 1 + (d ^ seed) % 17 };
             let tfs: Vec<u32> = docs.iter().map(|&d| tf(d)).collect();
             docs.dedup();
             round_trip(&docs, &tfs, 50_000);
