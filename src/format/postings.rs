@@ -589,9 +589,14 @@ impl<'a> Postings<'a> {
     }
 
     /// The largest `key(tf, norm)` over block `b`'s impacts (skip data
-    /// only), read without storing them. `key` must not return NaN.
+    /// only), read without storing them, and their least norm byte (the
+    /// least of any document of the block). `key` must not return NaN.
     #[inline]
-    pub fn block_best(&self, b: usize, key: impl Fn(u32, u8) -> f32) -> Result<f32, BadPostings> {
+    pub fn block_best(
+        &self,
+        b: usize,
+        key: impl Fn(u32, u8) -> f32,
+    ) -> Result<(f32, u8), BadPostings> {
         let g = b / L2_BLOCKS;
         let field = le16(self.skip, b * SKIP_ENTRY + 6);
         let off = le32(self.l2, g * L2_ENTRY + 12) as usize + (field & 0xfff);
@@ -603,7 +608,7 @@ impl<'a> Postings<'a> {
     #[inline]
     pub fn l2_best(&self, i: usize, key: impl Fn(u32, u8) -> f32) -> Result<f32, BadPostings> {
         let off = le32(self.l2, i * L2_ENTRY + 4) as usize;
-        best_of_impacts(self.impacts, off, None, key)
+        Ok(best_of_impacts(self.impacts, off, None, key)?.0)
     }
 
     /// Impacts summarising the blocks of second-level entry `i`.
@@ -707,15 +712,15 @@ fn read_impacts(
 }
 
 /// The largest `key` of the impact pairs stored at `off` (a plain compare:
-/// `key` never returns NaN).
+/// `key` never returns NaN), and their least norm byte.
 #[inline]
 fn best_of_impacts(
     bytes: &[u8],
     off: usize,
     count: Option<usize>,
     key: impl Fn(u32, u8) -> f32,
-) -> Result<f32, BadPostings> {
-    let mut best = f32::NEG_INFINITY;
+) -> Result<(f32, u8), BadPostings> {
+    let (mut best, mut least) = (f32::NEG_INFINITY, u8::MAX);
     // Most frequencies are under 128, so most pairs are two bytes, a
     // one-byte varint and the norm: read them as such, and fall back to
     // the general reader when any frequency byte says otherwise.
@@ -725,23 +730,25 @@ fn best_of_impacts(
         let mut high = 0u8;
         for pair in pairs.chunks_exact(2) {
             high |= pair[0];
+            least = least.min(pair[1]);
             let k = key(u32::from(pair[0]), pair[1]);
             if k > best {
                 best = k;
             }
         }
         if high < 0x80 {
-            return Ok(best);
+            return Ok((best, least));
         }
-        best = f32::NEG_INFINITY;
+        (best, least) = (f32::NEG_INFINITY, u8::MAX);
     }
     visit_impacts(bytes, off, count, |i| {
+        least = least.min(i.norm);
         let k = key(i.tf, i.norm);
         if k > best {
             best = k;
         }
     })?;
-    Ok(best)
+    Ok((best, least))
 }
 
 /// Calls `f` with each impact pair stored at `off` (`count` of them, or a
@@ -816,7 +823,9 @@ mod tests {
                 let key = |tf: u32, norm: u8| tf as f32 * (1.0 + f32::from(norm)).recip();
                 let best = impacts.iter().map(|im| key(im.tf, im.norm));
                 let best = best.fold(f32::NEG_INFINITY, f32::max);
-                assert_eq!(p.block_best(b, key).unwrap().to_bits(), best.to_bits());
+                let (got, least) = p.block_best(b, key).unwrap();
+                assert_eq!(got.to_bits(), best.to_bits());
+                assert_eq!(Some(least), impacts.iter().map(|im| im.norm).min());
             }
         }
         assert_eq!(got_docs, docs);

@@ -3,7 +3,7 @@
 
 use crate::collect::{Sink, Window};
 use crate::error::Result;
-use crate::format::postings::{BLOCK_LEN, BadPostings, Impact, L2_BLOCKS, Postings};
+use crate::format::postings::{BLOCK_LEN, BadPostings, L2_BLOCKS, Postings};
 use crate::kernels;
 use crate::query::Occur;
 use crate::query::bm25::TermWeight;
@@ -56,13 +56,11 @@ pub struct TermScorer<'a> {
     pending: bool,
     doc: u32,
     err: Option<BadPostings>,
-    /// Scratch for block impacts.
-    impacts: Vec<Impact>,
     /// Bounds computed so far: per block, then per second-level run
     /// (NaN where not yet computed; allocated on first use).
     bounds: Vec<f32>,
-    /// Per block, its least norm byte (`u16::MAX` where not yet read).
-    min_norms: Vec<u16>,
+    /// Per block, its impacts' least norm byte, read with its bound.
+    min_norms: Vec<u8>,
     /// The block [`Self::block_of`] found last.
     shallow: std::cell::Cell<usize>,
     /// The bound of the whole list, once computed.
@@ -86,7 +84,6 @@ impl<'a> TermScorer<'a> {
             pending: false,
             doc: NO_MORE,
             err: None,
-            impacts: Vec::new(),
             bounds: Vec::new(),
             min_norms: Vec::new(),
             shallow: std::cell::Cell::new(0),
@@ -290,24 +287,10 @@ impl<'a> TermScorer<'a> {
         if !self.postings.has_skip_data() || self.block >= self.nblocks {
             return 0;
         }
-        if self.min_norms.is_empty() {
-            self.min_norms = vec![u16::MAX; self.nblocks];
-        }
-        let cached = self.min_norms[self.block];
-        if cached != u16::MAX {
-            return cached as u8;
-        }
-        match self.postings.block_impacts(self.block, &mut self.impacts) {
-            Ok(()) => {
-                let n = self.impacts.iter().map(|i| i.norm).min().unwrap_or(0);
-                self.min_norms[self.block] = u16::from(n);
-                n
-            }
-            Err(e) => {
-                self.err = Some(e);
-                0
-            }
-        }
+        // Read with the block's bound (0, the least, if that failed).
+        let b = self.block;
+        self.cached_bound(b, false);
+        self.min_norms[b]
     }
 
     /// The best score of any document in `lo..=hi` (at or after the
@@ -376,11 +359,15 @@ impl<'a> TermScorer<'a> {
     }
 
     /// [`TermWeight::bound`] of block `b`'s impacts, or with `run`, of
-    /// second-level run `b`'s; each computed once per scorer.
+    /// second-level run `b`'s; each computed once per scorer. A block's
+    /// least norm is read with its bound. (Reading a whole run's blocks at
+    /// the second read of one was measured slower: windows skip most
+    /// runs' blocks by the run's bound or by the other clauses.)
     fn cached_bound(&mut self, b: usize, run: bool) -> f32 {
         let p = self.postings;
         if self.bounds.is_empty() {
             self.bounds = vec![f32::NAN; p.num_blocks() + p.num_l2()];
+            self.min_norms = vec![0; p.num_blocks()];
         }
         let slot = if run { p.num_blocks() + b } else { b };
         let cached = self.bounds[slot];
@@ -390,22 +377,32 @@ impl<'a> TermScorer<'a> {
         // The same function as the score, over the stored impacts: the
         // bound of `TermWeight::bound`, read without storing them, the
         // best key first and then its score.
-        let w = &self.weight;
+        let w = self.weight;
         let key = |tf, norm| w.key(tf, norm);
-        let read = if run {
-            p.l2_best(b, key)
-        } else {
-            p.block_best(b, key)
-        };
-        let bound = match read {
-            Ok(key) => w.score_of_key(key),
-            Err(e) => {
-                self.err = Some(e);
-                return f32::INFINITY;
+        if run {
+            return match p.l2_best(b, key) {
+                Ok(key) => {
+                    self.bounds[slot] = w.score_of_key(key);
+                    self.bounds[slot]
+                }
+                Err(e) => self.fail(e),
+            };
+        }
+        match p.block_best(b, key) {
+            Ok((key, least)) => {
+                self.bounds[b] = w.score_of_key(key);
+                self.min_norms[b] = least;
+                self.bounds[b]
             }
-        };
-        self.bounds[slot] = bound;
-        bound
+            Err(e) => self.fail(e),
+        }
+    }
+
+    /// Records a damaged list: its bounds are infinite, so that nothing is
+    /// pruned by them, and the error is reported when the search ends.
+    fn fail(&mut self, e: BadPostings) -> f32 {
+        self.err = Some(e);
+        f32::INFINITY
     }
 
     /// [`TermWeight::bound`] of block `b`'s impacts.

@@ -31,6 +31,17 @@
 /// is at least 0), `INFINITY` when `bound(INFINITY) <= floor`. A NaN floor
 /// or bound rejects nothing.
 pub fn exclusive_limit(floor: f32, bound: impl Fn(f32) -> f32) -> f32 {
+    // The limit of a sum is usually within a few ULPs of `floor - rest`.
+    exclusive_limit_near(floor, |rest| floor - rest, bound)
+}
+
+/// [`exclusive_limit`], its search started at `guess(bound(0))`, a value
+/// expected near the limit (any value gives the same answer).
+pub fn exclusive_limit_near(
+    floor: f32,
+    guess: impl Fn(f32) -> f32,
+    bound: impl Fn(f32) -> f32,
+) -> f32 {
     let fails = |x: f32| bound(x) <= floor;
     let rest = bound(0.0);
     if rest.is_nan() || floor.is_nan() || rest > floor {
@@ -39,10 +50,14 @@ pub fn exclusive_limit(floor: f32, bound: impl Fn(f32) -> f32) -> f32 {
     if fails(f32::INFINITY) {
         return f32::INFINITY;
     }
-    // Non-negative floats order as their bit patterns. The limit is
-    // usually within a few ULPs of `floor - rest`: start there.
-    let hint = (floor - rest).clamp(0.0, f32::MAX).to_bits();
-    let bits = last_failing(0, f32::INFINITY.to_bits(), hint, |b| {
+    // Non-negative floats order as their bit patterns.
+    let hint = guess(rest);
+    let hint = if hint.is_nan() {
+        0.0
+    } else {
+        hint.clamp(0.0, f32::MAX)
+    };
+    let bits = last_failing(0, f32::INFINITY.to_bits(), hint.to_bits(), |b| {
         fails(f32::from_bits(b))
     });
     f32::from_bits(bits)
@@ -116,14 +131,18 @@ pub fn sum_with(bounds: &[f32], slot: usize, p: f32) -> f32 {
         .fold(0.0f32, |s, (i, &b)| s + if i == slot { p } else { b })
 }
 
-/// The cached limit and frequency threshold of one lead clause, each
-/// keyed on exactly its own inputs, so a floor that rises in the middle of
-/// a window (or becomes known there) is never checked against a stale one.
+/// The cached limit, key limit and frequency threshold of one lead
+/// clause, each keyed on exactly its own inputs, so a floor that rises in
+/// the middle of a window (or becomes known there) is never checked
+/// against a stale one.
 #[derive(Clone, Debug, Default)]
 pub struct LeadPrune {
     /// (floor bits, window number) the limit was computed for.
     limit_key: Option<(u32, u64)>,
     limit: f32,
+    /// (limit bits, window number) the key limit was computed for.
+    key_key: Option<(u32, u64)>,
+    key_limit: f32,
     /// (limit bits, least norm byte) the threshold was computed for.
     tf_key: Option<(u32, u8)>,
     min_tf: u32,
@@ -140,6 +159,28 @@ impl LeadPrune {
             self.limit_key = Some(key);
         }
         self.limit
+    }
+
+    /// The largest key (the part of the lead's score that depends on the
+    /// document, `tf * inv[norm]` for BM25) whose score, by `score_of_key`
+    /// (monotone non-decreasing), is at most `limit` (from
+    /// [`Self::limit`]), in window `window`: a candidate whose key is at
+    /// or under it cannot compete, decided without a division. `guess`
+    /// maps the limit to a key near the answer.
+    #[inline]
+    pub fn key_limit(
+        &mut self,
+        limit: f32,
+        window: u64,
+        guess: impl Fn(f32) -> f32,
+        score_of_key: impl Fn(f32) -> f32,
+    ) -> f32 {
+        let key = (limit.to_bits(), window);
+        if self.key_key != Some(key) {
+            self.key_limit = exclusive_limit_near(limit, |_| guess(limit), score_of_key);
+            self.key_key = Some(key);
+        }
+        self.key_limit
     }
 
     /// The frequency threshold for `limit` (from [`Self::limit`]) given
@@ -226,6 +267,34 @@ mod tests {
             }
             if t < u32::MAX {
                 prop_assert!(w.score(t, min_norm) > limit);
+            }
+        }
+
+        /// A key above the key limit is exactly a score above the limit:
+        /// keys a few ULPs either side of the key limit, of the keys whose
+        /// score is the limit, and random documents' keys, for limits
+        /// around real scores, negative, zero, infinite and NaN.
+        #[test]
+        fn the_key_limit_decides_as_the_score(
+            df in 1u64..5000,
+            limit in prop_oneof![8 => -0.5f32..14.0, 1 => Just(0.0f32), 1 => Just(f32::INFINITY), 1 => Just(f32::NEG_INFINITY), 1 => Just(f32::NAN)],
+            docs in proptest::collection::vec((1u32..300, any::<u8>()), 8),
+            guess_off in -5.0f32..5.0,
+        ) {
+            let w = TermWeight::new(10_000, df, 3_000_000, true);
+            let mut prune = LeadPrune::default();
+            let guess = |p: f32| p / (w.weight - p) + guess_off;
+            let kl = prune.key_limit(limit, 3, guess, |x| w.score_of_key(x));
+            let mut keys: Vec<f32> = docs.iter().map(|&(tf, n)| w.key(tf, n)).collect();
+            keys.extend(around(kl.max(0.0)));
+            keys.extend(around((limit / (w.weight - limit)).max(0.0)));
+            if limit.is_nan() {
+                // As a NaN floor: nothing is rejected.
+                prop_assert_eq!(kl, f32::NEG_INFINITY);
+                return Ok(());
+            }
+            for x in keys {
+                prop_assert_eq!(x > kl, w.score_of_key(x) > limit, "key {} limit {} key limit {}", x, limit, kl);
             }
         }
     }

@@ -337,8 +337,9 @@ impl Exec<'_, '_> {
         }
     }
 
-    /// The limit and frequency threshold of the lead's score under
-    /// `floor` in the current window ([`crate::query::prune`]).
+    /// The key limit and frequency threshold of the lead's score under
+    /// `floor` in the current window ([`crate::query::prune`]):
+    /// `NEG_INFINITY` when nothing can be rejected.
     #[inline]
     fn lead_limits(&mut self, lead: usize, floor: f32) -> (f32, u32) {
         self.window_bounds(lead);
@@ -347,7 +348,12 @@ impl Exec<'_, '_> {
         let min_tf = self
             .prune
             .min_tf(limit, self.min_norm, |tf, n| w.score(tf, n));
-        (limit, min_tf)
+        // w - w / (1 + x) = p at x = p / (w - p).
+        let guess = |p: f32| p / (w.weight - p);
+        let key_limit = self
+            .prune
+            .key_limit(limit, self.window, guess, |x| w.score_of_key(x));
+        (key_limit, min_tf)
     }
 
     /// Whether `doc`, a match of the current window, may beat `floor`:
@@ -1131,11 +1137,12 @@ impl Exec<'_, '_> {
 }
 
 /// Whether a lead document with frequency `tf` and norm byte `norm` may
-/// compete under a window's `(limit, min_tf)`: by its frequency first,
-/// then by its score against the limit.
+/// compete under a window's `(key limit, min_tf)`: by its frequency first,
+/// then by its score's key against the key limit (the same decision as
+/// its score against the limit, without the division).
 #[inline]
-fn lead_competes(w: &TermWeight, (limit, min_tf): (f32, u32), tf: u32, norm: u8) -> bool {
-    tf >= min_tf && w.score(tf, norm) > limit
+fn lead_competes(w: &TermWeight, (key_limit, min_tf): (f32, u32), tf: u32, norm: u8) -> bool {
+    tf >= min_tf && w.key(tf, norm) > key_limit
 }
 
 /// The indexes of the set bits of `mask`, ascending.
