@@ -21,6 +21,13 @@ pub struct TermInfo {
     post_end: usize,
 }
 
+impl TermInfo {
+    /// Bytes of the term's postings region (up to the next term's).
+    pub fn region_len(&self) -> usize {
+        self.post_end - self.post_off
+    }
+}
+
 /// A sortable field's ord array in one segment.
 #[derive(Clone, Copy, Debug)]
 pub struct SortColumn<'a> {
@@ -672,6 +679,12 @@ impl SegmentReader {
                 Error::corrupt(&self.path, format!("stored block {b} lacks document {doc}"))
             })?;
         Ok(&cache.buf[a..e])
+    }
+
+    /// Number of compressed blocks of stored documents.
+    pub fn stored_block_count(&self) -> usize {
+        segment::StoredBlocks::view(&self.map[self.stored.0..self.stored.1], self.doc_count)
+            .map_or(0, |b| b.block_count())
     }
 
     /// The stored values of `doc`.
