@@ -397,8 +397,9 @@ impl SegmentCheck<'_> {
                 _ => std::str::from_utf8(key).is_ok(),
             };
             if !well_formed {
-                self.p
-                    .push(format!("field {name:?}: term {i} {shown} is not a valid key"));
+                self.p.push(format!(
+                    "field {name:?}: term {i} {shown} is not a valid key"
+                ));
             }
             let what = format!("field {name:?} term {shown}");
             match seg.postings(&info) {

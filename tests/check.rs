@@ -127,8 +127,11 @@ fn terms(b: &[u8]) -> (usize, usize, usize, Vec<(usize, usize)>) {
 fn region(b: &[u8], i: usize) -> usize {
     let (entries, ..) = terms(b);
     let (p0, _) = section(b, SECTION_POSTINGS);
-    p0 + u64::from_le_bytes(b[entries + i * 16 + 8..entries + i * 16 + 16].try_into().unwrap())
-        as usize
+    p0 + u64::from_le_bytes(
+        b[entries + i * 16 + 8..entries + i * 16 + 16]
+            .try_into()
+            .unwrap(),
+    ) as usize
 }
 
 /// Index of the term of field `f` whose key is `key`.
@@ -169,7 +172,10 @@ fn unsorted_terms_are_named() {
         let a = term_index(b, 1, b"alpha");
         let g = term_index(b, 1, b"gamma");
         let (entries, _, keys, _) = terms(b);
-        let (ka, kg) = (keys + le32(b, entries + a * 16), keys + le32(b, entries + g * 16));
+        let (ka, kg) = (
+            keys + le32(b, entries + a * 16),
+            keys + le32(b, entries + g * 16),
+        );
         let tmp: Vec<u8> = b[ka..ka + 5].to_vec();
         b.copy_within(kg..kg + 5, ka);
         b[kg..kg + 5].copy_from_slice(&tmp);
@@ -258,7 +264,11 @@ fn ords_out_of_range_and_wrong_block_bounds_are_named() {
         b[blocks + 4..blocks + 8].copy_from_slice(&2u32.to_le_bytes());
     });
     let r = check_index(t.path()).unwrap();
-    assert_names(&r, &seg, "field \"year\": ord block 0 records bounds (0, 2)");
+    assert_names(
+        &r,
+        &seg,
+        "field \"year\": ord block 0 records bounds (0, 2)",
+    );
 }
 
 #[test]
@@ -303,7 +313,11 @@ fn tombstones_past_the_segment_and_missing_or_resized_files_are_named() {
         .unwrap();
     std::fs::remove_file(&last_seg).unwrap();
     let r = check_index(t.path()).unwrap();
-    assert_names(&r, &tomb, "deletes documents past the segment's 300 documents");
+    assert_names(
+        &r,
+        &tomb,
+        "deletes documents past the segment's 300 documents",
+    );
     assert_names(&r, &tomb, "the manifest records");
     assert_names(&r, &seg, "the manifest records");
     assert_names(&r, &seg, "checksum mismatch");
@@ -326,7 +340,10 @@ fn a_newer_version_is_unsupported_and_the_cli_and_c_api_report_it() {
         .unwrap();
     assert!(clean.status.success());
     let out = String::from_utf8(clean.stdout).unwrap();
-    assert!(out.starts_with("ok: generation 3, 3 segments, 720 documents (66 deleted)"), "{out}");
+    assert!(
+        out.starts_with("ok: generation 3, 3 segments, 720 documents (66 deleted)"),
+        "{out}"
+    );
     let path = t.path().as_os_str().as_encoded_bytes();
     // SAFETY: `path` is a live byte slice of `path.len()` bytes.
     let status = unsafe { capi::check::quarry_index_check(path.as_ptr().cast(), path.len()) };
@@ -433,7 +450,11 @@ fn random_damage_is_always_reported_and_never_panics() {
                 what,
                 path.display()
             );
-            assert!(r.problems.iter().all(|p| p.file == *path), "trial {trial}: {:?}", r.problems);
+            assert!(
+                r.problems.iter().all(|p| p.file == *path),
+                "trial {trial}: {:?}",
+                r.problems
+            );
             reported += 1;
         }
         std::fs::write(path, orig).unwrap();
