@@ -1322,6 +1322,29 @@ quarry_status quarry_hits_sort_value_str(const quarry_hits *hits,
 void quarry_hits_free(quarry_hits *hits);
 
 /**
+ * Checks the newest commit of the index in the directory `path`
+ * (`path_len` bytes, need not be UTF-8 or NUL-terminated, no NUL): every
+ * file's checksum, the manifest's references, and each segment's
+ * structure, as `quarry check` does. It only reads: nothing is changed
+ * and no lock is taken, so it may run beside a live indexer.
+ *
+ * Returns `QUARRY_OK` when the index is clean. When problems are found,
+ * `quarry_last_error_message()` lists every one of them, one per line, as
+ * `FILE: WHAT`.
+ * Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_INVALID_ARGUMENT` (empty path,
+ * NUL in path), `QUARRY_NO_INDEX` (no directory or no manifest),
+ * `QUARRY_IO` (the directory cannot be listed), `QUARRY_CORRUPT` (at least
+ * one problem), `QUARRY_UNSUPPORTED_VERSION` (every problem is a file of a
+ * newer format version).
+ *
+ * Thread safety: any thread, any number at once.
+ *
+ * # Safety
+ * `path` must be readable for `path_len` bytes.
+ */
+quarry_status quarry_index_check(const char *path, size_t path_len);
+
+/**
  * Test support: panics inside the panic boundary, so a host's test suite
  * can check that a panic comes back as `QUARRY_INTERNAL` with a message and
  * prints nothing.

@@ -29,6 +29,7 @@
 
 pub mod analysis;
 pub mod capi;
+pub mod check;
 pub mod collect;
 mod document;
 mod error;

@@ -3,8 +3,16 @@
 //! queries with the recorded hits, and writing the same documents must
 //! produce the same bytes (the writer is deterministic).
 //!
-//! `QUARRY_UPDATE_GOLDEN=1 cargo test --test golden` rewrites them, which is
-//! only right together with a format version bump.
+//! `tests/golden/v1-blocks/` adds an index large enough for packed blocks,
+//! skip data at both levels, capped impacts, PFOR exceptions, every ord
+//! width up to 16 bits, several stored blocks and tombstones; the test
+//! asserts these are present. `tests/golden/v1-damaged/` holds single
+//! files of the v1 index, each with one damage, that must give `Corrupt`
+//! or `UnsupportedVersion` naming the file.
+//!
+//! `QUARRY_UPDATE_GOLDEN=1 cargo test --test golden` rewrites them all,
+//! which is only right together with a format version bump (a new version
+//! keeps its own golden set beside these).
 
 use std::path::{Path, PathBuf};
 
@@ -156,36 +164,308 @@ fn index_files(dir: &Path) -> Vec<(String, Vec<u8>)> {
 
 #[test]
 fn golden_v1_index_reads_and_rebuilds_identically() {
-    let golden = golden_dir();
+    golden_round_trip(&golden_dir(), build, results);
+}
+
+// ---------------------------------------------------------------------------
+// v1-blocks: the structures the small v1 index never reaches.
+// ---------------------------------------------------------------------------
+
+fn blocks_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/v1-blocks")
+}
+
+/// A 5000-document segment and a 300-document one, with deletions. "common"
+/// is in every document of the first (39 packed blocks, two second-level
+/// entries) with frequencies that vary with the document length (long
+/// impact frontiers, capped) and a rare large one (frequency exceptions);
+/// "gappy" leaves a gap of 1000 documents inside a block (a doc-gap
+/// exception); five sortable fields have 1, 3, 14, 200 and 5000+ values
+/// (ord widths 1, 2, 4, 8 and 16); ids are stored (several stored blocks).
+fn build_blocks(dir: &Path) {
+    let mut schema = Schema::new();
+    let (id, body) = common::add_id_and_body(&mut schema, false);
+    let sortable = FieldFlags {
+        stored: false,
+        indexed: false,
+        sortable: true,
+    };
+    let w1 = schema.add_field("w1", FieldType::String, sortable).unwrap();
+    let w2 = schema.add_field("w2", FieldType::I64, sortable).unwrap();
+    let w4 = schema.add_field("w4", FieldType::I64, sortable).unwrap();
+    let w8 = schema.add_field("w8", FieldType::I64, sortable).unwrap();
+    let w16 = schema.add_field("w16", FieldType::F64, sortable).unwrap();
+    let config = WriterConfig {
+        max_docs_per_segment: Some(5000),
+        merge_factor: 0,
+        ..Default::default()
+    };
+    let mut w = IndexWriter::create(dir, &schema, config).unwrap();
+    const WORDS: [&str; 12] = [
+        "red", "green", "blue", "cyan", "teal", "gold", "grey", "pink", "plum", "rust", "sand",
+        "snow",
+    ];
+    for n in 0..5300u64 {
+        let mut text = String::new();
+        let tf = if n % 97 == 0 { 40 } else { 1 + (n * 7) % 5 };
+        for _ in 0..tf {
+            text += "common ";
+        }
+        // Zipf-like: word k in every (k + 1)-th document.
+        for (k, word) in WORDS.iter().enumerate() {
+            if n % (k as u64 + 1) == 0 {
+                text += word;
+                text += " ";
+            }
+        }
+        for _ in 0..n % 11 {
+            text += "pad ";
+        }
+        if n % 2 == 0 && !(1000..2000).contains(&n) {
+            text += "gappy";
+        }
+        let mut d = Document::new();
+        d.add_i64(id, n as i64)
+            .add_str(body, &text)
+            .add_str(w1, "only")
+            .add_i64(w2, (n % 3) as i64)
+            .add_i64(w4, (n % 14) as i64 - 7)
+            .add_i64(w8, (n * 31 % 200) as i64)
+            .add_f64(w16, n as f64 * 0.25 - 100.0);
+        w.add_document(&d).unwrap();
+    }
+    w.commit().unwrap();
+    for n in (3..5300).step_by(17) {
+        w.delete_term(id, &Value::I64(n)).unwrap();
+    }
+    w.commit().unwrap();
+}
+
+/// One line per hit, each with its score bits and its stored values (or
+/// its sort values for sorted requests).
+fn pinned_hits(s: &Searcher, label: &str, q: &Query, req: &SearchRequest) -> String {
+    let hits = s.search(q, req).unwrap();
+    let mut out = format!("{label} total={}\n", hits.total_hits);
+    for h in hits.hits {
+        out += &format!(
+            "  doc={} score={:08x} stored={:?} values={:?}\n",
+            h.doc,
+            h.score.to_bits(),
+            s.stored(h.doc).unwrap(),
+            h.sort_values
+        );
+    }
+    out
+}
+
+fn blocks_results(dir: &Path) -> String {
+    let s = Searcher::open(dir).unwrap();
+    let schema = s.schema().clone();
+    let body = schema.field("body").unwrap();
+    let exact = |limit| SearchRequest {
+        offset: 0,
+        limit,
+        sort: None,
+        total: TotalMode::Exact,
+    };
+    let mut out = String::new();
+    for (q, op) in [
+        ("common", Operator::Or),
+        ("gappy", Operator::Or),
+        ("common snow", Operator::And),
+        ("rust gold plum", Operator::Or),
+        ("gappy teal", Operator::And),
+    ] {
+        out += &pinned_hits(&s, q, &Query::matching(body, q, op), &exact(8));
+    }
+    let mut spec = SortSpec::new();
+    spec.push(SortKey::Field(schema.field("w4").unwrap()), true);
+    spec.push(SortKey::Field(schema.field("w16").unwrap()), false);
+    let req = SearchRequest {
+        offset: 5,
+        limit: 6,
+        sort: Some(spec),
+        total: TotalMode::Exact,
+    };
+    out += &pinned_hits(
+        &s,
+        "sorted",
+        &Query::matching(body, "sand", Operator::Or),
+        &req,
+    );
+    out
+}
+
+/// Regenerates a golden directory from `build` when asked to, then checks
+/// the committed files answer with the recorded results and that a fresh
+/// build writes the same bytes.
+fn golden_round_trip(golden: &Path, build: fn(&Path), results: fn(&Path) -> String) {
     if std::env::var_os("QUARRY_UPDATE_GOLDEN").is_some() {
-        let _ = std::fs::remove_dir_all(&golden);
-        build(&golden);
+        let _ = std::fs::remove_dir_all(golden);
+        build(golden);
         let _ = std::fs::remove_file(golden.join("LOCK"));
-        std::fs::write(golden.join("expected.txt"), results(&golden)).unwrap();
+        std::fs::write(golden.join("expected.txt"), results(golden)).unwrap();
     }
     // Read a copy, so the committed files are never touched.
     let tmp = tempfile::tempdir().unwrap();
-    for (name, bytes) in index_files(&golden) {
+    for (name, bytes) in index_files(golden) {
         std::fs::write(tmp.path().join(name), bytes).unwrap();
     }
     let expected = std::fs::read_to_string(golden.join("expected.txt")).unwrap();
     assert_eq!(results(tmp.path()), expected);
     let rebuilt = tempfile::tempdir().unwrap();
     build(rebuilt.path());
-    let a = index_files(&golden);
+    let a = index_files(golden);
     let b = index_files(rebuilt.path());
     assert_eq!(
-        a.len(),
-        b.len(),
-        "{:?} vs {:?}",
         a.iter().map(|x| &x.0).collect::<Vec<_>>(),
         b.iter().map(|x| &x.0).collect::<Vec<_>>()
     );
-    for ((na, ba), (nb, bb)) in a.iter().zip(&b) {
-        assert_eq!(na, nb);
+    for ((na, ba), (_, bb)) in a.iter().zip(&b) {
         assert!(
             ba == bb,
             "{na} differs from a fresh build: the writer is not deterministic or the format changed"
         );
     }
+}
+
+#[test]
+fn golden_v1_blocks_pin_packed_blocks_skips_impacts_and_ord_widths() {
+    let golden = blocks_dir();
+    golden_round_trip(&golden, build_blocks, blocks_results);
+    let r = quarry::check::check_index(&golden).unwrap();
+    assert!(r.is_clean(), "{:?}", r.problems);
+    assert_eq!((r.segments, r.documents), (2, 5300));
+    let st = &r.structures;
+    assert!(st.packed_blocks >= 39, "{st:?}");
+    assert!(
+        st.multi_l2_lists >= 1 && st.l2_entries > st.skip_lists,
+        "{st:?}"
+    );
+    assert!(st.doc_exceptions >= 1 && st.tf_exceptions >= 1, "{st:?}");
+    assert!(st.full_impact_lists >= 1, "{st:?}");
+    assert!(st.tail_blocks >= 1 && st.stored_blocks >= 3, "{st:?}");
+    assert_eq!(st.ord_widths, [1, 2, 4, 8, 16]);
+    assert!(st.tombstone_files >= 1 && r.deleted > 0);
+}
+
+// ---------------------------------------------------------------------------
+// v1-damaged: single damaged files laid over the v1 golden index.
+// ---------------------------------------------------------------------------
+
+fn damaged_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/v1-damaged")
+}
+
+/// Each case: its directory name (its expected outcome first), the golden
+/// file it replaces, and how it is damaged.
+#[allow(clippy::type_complexity)]
+const DAMAGES: &[(&str, &str, fn(&mut Vec<u8>))] = &[
+    (
+        "corrupt-segment-checksum",
+        "seg-0000000000000001.qsg",
+        |b| b[100] ^= 0x01,
+    ),
+    (
+        "corrupt-segment-truncated",
+        "seg-0000000000000001.qsg",
+        |b| b.truncate(b.len() / 2),
+    ),
+    ("corrupt-segment-magic", "seg-0000000000000007.qsg", |b| {
+        b[0] = b'X';
+        common::fix_crc(b)
+    }),
+    (
+        "corrupt-segment-directory",
+        "seg-0000000000000007.qsg",
+        |b| {
+            // The directory offset points past the file.
+            let at = b.len() - 12;
+            b[at..at + 8].copy_from_slice(&u64::MAX.to_le_bytes());
+            common::fix_crc(b)
+        },
+    ),
+    (
+        "corrupt-manifest-checksum",
+        "manifest-0000000000000006.qmf",
+        |b| b[20] ^= 0x80,
+    ),
+    (
+        "corrupt-tombstones-count",
+        "seg-0000000000000002-0000000000000003.qdl",
+        |b| {
+            // The deleted count disagrees with the bits.
+            b[12] ^= 0x01;
+            common::fix_crc(b)
+        },
+    ),
+    (
+        "unsupported-segment-version",
+        "seg-0000000000000002.qsg",
+        |b| {
+            b[4] = 2;
+            common::fix_crc(b)
+        },
+    ),
+    (
+        "unsupported-manifest-version",
+        "manifest-0000000000000006.qmf",
+        |b| {
+            b[4] = 2;
+            common::fix_crc(b)
+        },
+    ),
+    (
+        "unsupported-tombstones-version",
+        "seg-0000000000000001-0000000000000003.qdl",
+        |b| {
+            b[4] = 9;
+            common::fix_crc(b)
+        },
+    ),
+];
+
+#[test]
+fn golden_v1_damaged_files_give_their_errors_naming_the_file() {
+    let root = damaged_dir();
+    if std::env::var_os("QUARRY_UPDATE_GOLDEN").is_some() {
+        let _ = std::fs::remove_dir_all(&root);
+        for (case, file, damage) in DAMAGES {
+            let mut b = std::fs::read(golden_dir().join(file)).unwrap();
+            damage(&mut b);
+            std::fs::create_dir_all(root.join(case)).unwrap();
+            std::fs::write(root.join(case).join(file), b).unwrap();
+        }
+    }
+    let mut seen = 0;
+    for e in std::fs::read_dir(&root).unwrap() {
+        let case = e.unwrap().path();
+        let tmp = tempfile::tempdir().unwrap();
+        for (name, bytes) in index_files(&golden_dir()) {
+            std::fs::write(tmp.path().join(name), bytes).unwrap();
+        }
+        let mut damaged = Vec::new();
+        for f in std::fs::read_dir(&case).unwrap() {
+            let f = f.unwrap();
+            std::fs::copy(f.path(), tmp.path().join(f.file_name())).unwrap();
+            damaged.push(tmp.path().join(f.file_name()));
+        }
+        assert_eq!(damaged.len(), 1, "{}", case.display());
+        let name = case.file_name().unwrap().to_str().unwrap();
+        let err = Searcher::open(tmp.path()).expect_err(name);
+        let path = match (&err, name.split('-').next()) {
+            (Error::Corrupt { path, .. }, Some("corrupt")) => path,
+            (Error::UnsupportedVersion { path, .. }, Some("unsupported")) => path,
+            _ => panic!("{name}: unexpected error {err}"),
+        };
+        assert_eq!(path, &damaged[0], "{name}: {err}");
+        let r = quarry::check::check_index(tmp.path()).unwrap();
+        assert!(
+            r.problems.iter().any(|p| p.file == damaged[0]),
+            "{name}: {:?}",
+            r.problems
+        );
+        seen += 1;
+    }
+    assert_eq!(seen, DAMAGES.len());
 }

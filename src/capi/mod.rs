@@ -47,6 +47,8 @@ pub mod searcher;
 
 pub mod hits;
 
+pub mod check;
+
 pub mod debug;
 
 #[cfg(test)]

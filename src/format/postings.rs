@@ -617,6 +617,59 @@ impl<'a> Postings<'a> {
         read_impacts(self.impacts, off, None, out)
     }
 
+    /// Offset of block `b`'s bytes within the blocks area: from skip data,
+    /// or 0 for a list without (its only block is the tail). For checkers.
+    pub fn block_start(&self, b: usize) -> usize {
+        if self.skip.is_empty() {
+            0
+        } else {
+            self.block_off(b)
+        }
+    }
+
+    /// Offset just past block `b`'s bytes, found by walking them (the two
+    /// runs of a packed block, the varint pairs of a tail). For checkers.
+    pub fn block_end(&self, b: usize) -> Result<usize, BadPostings> {
+        let mut pos = self.block_start(b);
+        if self.is_packed(b) {
+            skip_pfor(self.blocks, &mut pos)?;
+            skip_pfor(self.blocks, &mut pos)?;
+        } else {
+            for _ in 0..2 * self.block_len(b) {
+                super::get_varint(self.blocks, &mut pos).ok_or(BadPostings("bad tail varint"))?;
+            }
+        }
+        Ok(pos)
+    }
+
+    /// Bytes of the blocks area (the whole region for a list without skip data).
+    pub fn blocks_len(&self) -> usize {
+        self.blocks.len()
+    }
+
+    /// Bytes of the region the layout accounts for: header, skip data,
+    /// impacts and blocks (for a list without skip data, its tail).
+    pub fn region_len(&self) -> usize {
+        if self.skip.is_empty() {
+            self.blocks.len()
+        } else {
+            REGION_HEADER + self.skip.len() + self.l2.len() + self.impacts.len() + self.blocks.len()
+        }
+    }
+
+    /// Patched-frame-of-reference exceptions of packed block `b`: (doc-gap
+    /// run, frequency run). For checkers and format statistics.
+    pub fn block_exceptions(&self, b: usize) -> Result<(usize, usize), BadPostings> {
+        if !self.is_packed(b) {
+            return Ok((0, 0));
+        }
+        let mut pos = self.block_off(b);
+        let docs = PforRun::parse(self.blocks, pos)?.tail[0];
+        skip_pfor(self.blocks, &mut pos)?;
+        let tfs = PforRun::parse(self.blocks, pos)?.tail[0];
+        Ok((usize::from(docs), usize::from(tfs)))
+    }
+
     /// Decodes the doc ids of block `b` into `docs` (and, for a tail, the
     /// frequencies into `tfs` too, since they are interleaved). Returns the
     /// number of documents.

@@ -290,6 +290,11 @@ impl<'a> StoredBlocks<'a> {
         self.index.len() / STORED_ENTRY
     }
 
+    /// Number of blocks.
+    pub fn block_count(&self) -> usize {
+        self.len()
+    }
+
     /// The block holding `doc`.
     pub fn block_of(&self, doc: u32) -> usize {
         let (mut lo, mut hi) = (0, self.len());

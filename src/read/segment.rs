@@ -21,6 +21,13 @@ pub struct TermInfo {
     post_end: usize,
 }
 
+impl TermInfo {
+    /// Bytes of the term's postings region (up to the next term's).
+    pub fn region_len(&self) -> usize {
+        self.post_end - self.post_off
+    }
+}
+
 /// A sortable field's ord array in one segment.
 #[derive(Clone, Copy, Debug)]
 pub struct SortColumn<'a> {
@@ -237,7 +244,7 @@ impl SegmentReader {
         let dir_off = u64::from_le_bytes(bytes[end - 8..end].try_into().expect("8"));
         let dir_off = usize::try_from(dir_off)
             .ok()
-            .filter(|&o| o >= format::HEADER_LEN && o + 12 <= end)
+            .filter(|&o| o >= format::HEADER_LEN && o.checked_add(12).is_some_and(|e| e <= end))
             .ok_or_else(|| corrupt(format!("directory offset {dir_off} out of range")))?;
         let mut r = Reader::new(&path, &bytes[dir_off..end - 8]);
         let count = r.u32()? as usize;
@@ -672,6 +679,12 @@ impl SegmentReader {
                 Error::corrupt(&self.path, format!("stored block {b} lacks document {doc}"))
             })?;
         Ok(&cache.buf[a..e])
+    }
+
+    /// Number of compressed blocks of stored documents.
+    pub fn stored_block_count(&self) -> usize {
+        segment::StoredBlocks::view(&self.map[self.stored.0..self.stored.1], self.doc_count)
+            .map_or(0, |b| b.block_count())
     }
 
     /// The stored values of `doc`.

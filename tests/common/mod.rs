@@ -100,3 +100,25 @@ pub fn built_library_dir() -> PathBuf {
         })
         .clone()
 }
+
+/// Rewrites the CRC-32 footer of an index file after its body was edited,
+/// so the damage is structural, not a checksum mismatch.
+pub fn fix_crc(bytes: &mut [u8]) {
+    let n = bytes.len() - 4;
+    let crc = crc32fast::hash(&bytes[..n]);
+    bytes[n..].copy_from_slice(&crc.to_le_bytes());
+}
+
+/// Byte range `(offset, len)` of section `kind` in a segment file, from
+/// its directory.
+pub fn section(bytes: &[u8], kind: u32) -> (usize, usize) {
+    let le64 = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap()) as usize;
+    let end = bytes.len() - 4;
+    let dir = le64(end - 8);
+    let count = u32::from_le_bytes(bytes[dir..dir + 4].try_into().unwrap()) as usize;
+    (0..count)
+        .map(|i| dir + 4 + i * 20)
+        .find(|&e| u32::from_le_bytes(bytes[e..e + 4].try_into().unwrap()) == kind)
+        .map(|e| (le64(e + 4), le64(e + 12)))
+        .expect("section present")
+}

@@ -15,6 +15,7 @@ pub enum Cmd {
     Bench,
     Merge,
     Stats,
+    Check,
 }
 
 impl Cmd {
@@ -25,6 +26,7 @@ impl Cmd {
             "bench" => Cmd::Bench,
             "merge" => Cmd::Merge,
             "stats" => Cmd::Stats,
+            "check" => Cmd::Check,
             _ => return None,
         })
     }
@@ -36,6 +38,7 @@ impl Cmd {
             Cmd::Bench => "bench",
             Cmd::Merge => "merge",
             Cmd::Stats => "stats",
+            Cmd::Check => "check",
         }
     }
 
@@ -46,6 +49,7 @@ impl Cmd {
             Cmd::Bench => crate::bench::USAGE,
             Cmd::Merge => crate::admin::MERGE_USAGE,
             Cmd::Stats => crate::admin::STATS_USAGE,
+            Cmd::Check => crate::admin::CHECK_USAGE,
         }
     }
 }

@@ -7,6 +7,7 @@
 //! - `bench`  — closed-loop latency / CPU benchmark per query class
 //! - `merge`  — force-merge segments
 //! - `stats`  — documents, segments and bytes per component
+//! - `check`  — verify every file's checksum and structure
 //!
 //! Exit codes: 0 success, 1 a failure (engine error, bad input data, I/O),
 //! 2 a usage error (unknown flag, bad flag value, missing argument).
@@ -32,6 +33,7 @@ Commands:
   bench   Closed-loop benchmark per query class (CPU ms/query, p50, p99)
   merge   Merge segments
   stats   Documents, segments, generation and bytes per component
+  check   Verify every file of the index (checksums, structure); read-only
   help    Show the usage of a command
 
 Run 'quarry <COMMAND> --help' for the options of a command.
@@ -54,7 +56,7 @@ fn run() -> Result<(), CliError> {
         None => {
             return Err(CliError::usage(
                 None,
-                "missing a command (index, search, bench, merge, stats or help)",
+                "missing a command (index, search, bench, merge, stats, check or help)",
             ));
         }
         Some(Short('h') | Long("help")) => return cli::print_stdout(USAGE),
@@ -72,6 +74,7 @@ fn run() -> Result<(), CliError> {
         "bench" => bench::run(&mut p),
         "merge" => admin::run_merge(&mut p),
         "stats" => admin::run_stats(&mut p),
+        "check" => admin::run_check(&mut p),
         "help" => match p.next()? {
             None => cli::print_stdout(USAGE),
             Some(Value(v)) => {
@@ -85,7 +88,7 @@ fn run() -> Result<(), CliError> {
         },
         other => Err(CliError::usage(
             None,
-            format!("unknown command '{other}' (index, search, bench, merge, stats, help)"),
+            format!("unknown command '{other}' (index, search, bench, merge, stats, check, help)"),
         )),
     }
 }
