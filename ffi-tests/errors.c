@@ -51,6 +51,10 @@ static void schema_errors(void) {
     EXPECT(quarry_schema_from_json(BAD, &s), QUARRY_INVALID_UTF8);
     EXPECT(quarry_schema_from_json(S("{\"fields\":"), &s), QUARRY_SCHEMA);
     EXPECT(quarry_schema_from_json(S("{\"fields\":[{\"name\":\"x\",\"type\":\"blob\"}]}"), &s), QUARRY_SCHEMA);
+    /* a text field is always indexed: "indexed": false is refused, not ignored */
+    EXPECT(quarry_schema_from_json(S("{\"fields\":[{\"name\":\"x\",\"type\":\"text\",\"indexed\":false}]}"), &s),
+           QUARRY_SCHEMA);
+    CHECK_MSG("always indexed");
     CHECK(s == SENTINEL);
 
     OK(quarry_schema_new(&ok));
@@ -132,6 +136,9 @@ static void indexer_errors(const char *dir, const char *scratch) {
     EXPECT(quarry_indexer_open(dir, strlen(dir), NULL, &second), QUARRY_LOCKED);
     CHECK_MSG("locked");
     EXPECT(quarry_indexer_open(dir, strlen(dir), schema, &second), QUARRY_LOCKED);
+    /* an existing index is an existing index, locked or not */
+    EXPECT(quarry_indexer_create(dir, strlen(dir), schema, &second), QUARRY_INDEX_EXISTS);
+    CHECK_MSG("exists");
     CHECK(second == SENTINEL);
 
     OK(quarry_doc_new(&d));
@@ -404,6 +411,16 @@ static void searcher_errors(const char *dir, const char *scratch) {
         EXPECT(quarry_hits_stored_f64(hits, 0, BAD, &fv), QUARRY_INVALID_UTF8);
         EXPECT(quarry_hits_stored_f64(hits, 0, S("id"), &fv), QUARRY_SCHEMA);
         EXPECT(quarry_hits_stored_f64(hits, 0, S("price"), &fv), QUARRY_NO_VALUE);
+        /* a getter of the wrong type is a schema error whether or not the
+           document has a value (id 2 has no year, price or title) */
+        EXPECT(quarry_hits_stored_f64(hits, 0, S("year"), &fv), QUARRY_SCHEMA);
+        CHECK_MSG("quarry_hits_stored_i64");
+        EXPECT(quarry_hits_stored_i64(hits, 0, S("price"), &iv), QUARRY_SCHEMA);
+        CHECK_MSG("quarry_hits_stored_f64");
+        EXPECT(quarry_hits_stored_str(hits, 0, S("year"), &p, &len), QUARRY_SCHEMA);
+        EXPECT(quarry_hits_stored_i64(hits, 0, S("title"), &iv), QUARRY_SCHEMA);
+        CHECK_MSG("quarry_hits_stored_str");
+        EXPECT(quarry_hits_stored_f64(hits, 1, S("id"), &fv), QUARRY_SCHEMA); /* with a value */
 
         EXPECT(quarry_hits_sort_value_type(NULL, 0, 0, &ty), QUARRY_NULL_ARGUMENT);
         EXPECT(quarry_hits_sort_value_type(hits, 0, 0, NULL), QUARRY_NULL_ARGUMENT);
@@ -416,7 +433,10 @@ static void searcher_errors(const char *dir, const char *scratch) {
         EXPECT(quarry_hits_sort_value_f64(NULL, 0, 1, &fv), QUARRY_NULL_ARGUMENT);
         EXPECT(quarry_hits_sort_value_f64(hits, 0, 1, NULL), QUARRY_NULL_ARGUMENT);
         EXPECT(quarry_hits_sort_value_f64(hits, 0, 0, &fv), QUARRY_INVALID_ARGUMENT);
-        EXPECT(quarry_hits_sort_value_f64(hits, 1, 0, &fv), QUARRY_NO_VALUE); /* id 1 has no category */
+        /* the rule's type decides, with or without a value (id 1 has no category) */
+        EXPECT(quarry_hits_sort_value_f64(hits, 1, 0, &fv), QUARRY_INVALID_ARGUMENT);
+        CHECK_MSG("quarry_hits_sort_value_str");
+        EXPECT(quarry_hits_sort_value_i64(hits, 1, 0, &iv), QUARRY_INVALID_ARGUMENT);
         EXPECT(quarry_hits_sort_value_str(NULL, 0, 0, &p, &len), QUARRY_NULL_ARGUMENT);
         EXPECT(quarry_hits_sort_value_str(hits, 0, 0, NULL, &len), QUARRY_NULL_ARGUMENT);
         EXPECT(quarry_hits_sort_value_str(hits, 0, 0, &p, NULL), QUARRY_NULL_ARGUMENT);
@@ -490,6 +510,29 @@ int main(int argc, char **argv) {
         OK(quarry_sort_new(&ok));
         CHECK(quarry_last_error_message()[0] == '\0');
         quarry_sort_free(ok);
+    }
+    {
+        /* free-then-report: functions that return no status leave the
+           message of the last failure alone when they succeed */
+        quarry_sort *sort = NULL;
+        quarry_schema *schema = NULL;
+        quarry_searcher *live = NULL;
+        OK(quarry_sort_new(&sort));
+        OK(quarry_schema_new(&schema));
+        OK(quarry_searcher_open(dir, strlen(dir), &live));
+        EXPECT(quarry_sort_add_score(sort, 99), QUARRY_INVALID_ARGUMENT);
+        CHECK_MSG("unknown sort order");
+        quarry_sort_free(sort);
+        quarry_schema_free(schema);
+        quarry_schema_free(NULL);
+        CHECK(quarry_searcher_doc_count(live) == 2);
+        CHECK(quarry_searcher_generation(live) > 0);
+        CHECK(quarry_searcher_exec_mode(live) == QUARRY_EXEC_AUTO);
+        quarry_searcher_free(live);
+        CHECK_MSG("unknown sort order");
+        /* ... and replace it when they fail */
+        CHECK(quarry_searcher_doc_count(NULL) == 0);
+        CHECK_MSG("searcher is NULL");
     }
     CHECK(strcmp(quarry_status_str(9999), "unknown status code") == 0);
     CHECK(strcmp(quarry_status_str(QUARRY_LOCKED), quarry_status_str(QUARRY_CORRUPT)) != 0);

@@ -295,6 +295,36 @@ static void check_sorting(const quarry_searcher *s) {
     CHECK(str_eq(p, len, "animals"));
     OK(quarry_hits_sort_value_str(h, 4, 0, &p, &len));
     CHECK(str_eq(p, len, "history"));
+    /* no score rule: no scores, unless the spec asks for them */
+    for (i = 0; i < quarry_hits_len(h); i++) {
+        OK(quarry_hits_score(h, i, &score));
+        CHECK(score == 0.0f);
+    }
+    EXPECT(quarry_sort_track_scores(NULL, true), QUARRY_NULL_ARGUMENT);
+    OK(quarry_sort_track_scores(sort, true));
+    {
+        quarry_hits *tracked = run(s, all, sort, 0, 10);
+        quarry_hits *ranked = run(s, all, NULL, 0, 10);
+        size_t j;
+        CHECK(quarry_hits_len(tracked) == quarry_hits_len(h) && quarry_hits_len(ranked) == 6);
+        for (i = 0; i < quarry_hits_len(tracked) && i < quarry_hits_len(h); i++) {
+            float got = 0, want = -1;
+            CHECK(hit_id(tracked, i) == hit_id(h, i)); /* the same order */
+            OK(quarry_hits_score(tracked, i, &got));
+            for (j = 0; j < quarry_hits_len(ranked); j++)
+                if (hit_id(ranked, j) == hit_id(tracked, i)) OK(quarry_hits_score(ranked, j, &want));
+            CHECK(got > 0.0f && memcmp(&got, &want, sizeof got) == 0); /* the same bits */
+        }
+        quarry_hits_free(ranked);
+        quarry_hits_free(tracked);
+    }
+    OK(quarry_sort_track_scores(sort, false));
+    {
+        quarry_hits *untracked = run(s, all, sort, 0, 10);
+        OK(quarry_hits_score(untracked, 0, &score));
+        CHECK(score == 0.0f);
+        quarry_hits_free(untracked);
+    }
     quarry_hits_free(h);
     quarry_sort_free(sort);
 

@@ -453,13 +453,19 @@ const char *quarry_status_str(quarry_status code);
 
 /**
  * A description of why the last failed quarry call on this thread failed:
- * NUL-terminated UTF-8, the empty string when the last call succeeded.
- * Never NULL.
+ * NUL-terminated UTF-8, the empty string when the last call that returns a
+ * `quarry_status` succeeded. Never NULL.
  *
- * Lifetime: the text stays valid until the next call on this thread to any
- * quarry function other than `quarry_last_error_message`,
- * `quarry_status_str` and the `quarry_version_*` functions; copy it to keep
- * it. Every other function replaces it (with the empty string on success).
+ * Which calls replace it: every function that returns a `quarry_status`
+ * (with the empty string on success). Functions that return no status
+ * (the `_free` functions, and the getters that return their value
+ * directly, such as `quarry_hits_len`) replace it only when they fail (a
+ * NULL handle, an internal error) and otherwise leave it as it was, so a
+ * failure can be reported after freeing handles. `quarry_last_error_message`,
+ * `quarry_status_str` and the `quarry_version_*` functions never touch it.
+ *
+ * Lifetime: the text stays valid until the next call on this thread that
+ * replaces it; copy it to keep it.
  *
  * Ownership: owned by the library; never free it.
  * Thread safety: the message is per thread; read it on the thread whose
@@ -501,7 +507,10 @@ quarry_status quarry_schema_new(quarry_schema **out);
  * Parses a schema from its JSON form, e.g.
  * `{"fields":[{"name":"id","type":"i64","stored":true,"indexed":true}]}`
  * (keys `name`, `type` = text|string|i64|f64, and optional booleans
- * `stored`, `indexed`, `sortable`).
+ * `stored`, `indexed`, `sortable`). Text fields are always indexed:
+ * `"indexed": false` on one is refused (`QUARRY_SCHEMA`); a value to
+ * store without making it searchable is a `string` field with
+ * `"stored": true`.
  *
  * `json` is `json_len` bytes of UTF-8, not necessarily NUL-terminated.
  * On `QUARRY_OK`, `*out` is a new schema owned by the caller.
@@ -576,7 +585,9 @@ quarry_status quarry_indexer_open(const char *path,
 /**
  * Creates a new, empty index in the directory `path` (created if missing)
  * and opens it for writing. Unlike `quarry_indexer_open`, fails with
- * `QUARRY_INDEX_EXISTS` when the directory already holds an index.
+ * `QUARRY_INDEX_EXISTS` when the directory already holds an index, also
+ * while another indexer holds it (`QUARRY_LOCKED` only for a locked
+ * directory that holds no index yet).
  *
  * `schema` is required and copied. On `QUARRY_OK`, `*out` is a new indexer
  * owned by the caller. Errors: as `quarry_indexer_open`, plus
@@ -917,6 +928,22 @@ quarry_status quarry_sort_add_field(quarry_sort *sort,
                                     quarry_sort_order order);
 
 /**
+ * Whether searches with this spec compute each hit's BM25 score when no
+ * rule is a score rule. By default they do not: a sort by fields (or
+ * document number) alone does no BM25 work, and `quarry_hits_score` gives
+ * 0 for every hit. With `track` true every hit gets its score, the same
+ * bits a score-order search gives for that document (the order of the hits
+ * is unchanged; only computing the scores costs time). A spec with a score
+ * rule, and the default order, always have scores.
+ *
+ * Errors: `QUARRY_NULL_ARGUMENT`.
+ *
+ * # Safety
+ * `sort` is NULL or a live spec used by no other thread during the call.
+ */
+quarry_status quarry_sort_track_scores(quarry_sort *sort, bool track);
+
+/**
  * Frees a sort spec. NULL is a no-op.
  *
  * # Safety
@@ -931,19 +958,24 @@ void quarry_sort_free(quarry_sort *sort);
  * The execution path comes from the environment variable `QUARRY_EXEC`
  * (default auto), the fast-path switches from `QUARRY_TERM_TOPK`,
  * `QUARRY_BLOCK_MAX_OR` and `QUARRY_BULK_AND` (default auto; see
- * `quarry_path`).
+ * `quarry_path`); `QUARRY_SIMD` (`auto` or `scalar`) is checked too. A
+ * variable that is unset or empty means auto; any value the variable does
+ * not accept is an error, not a silent auto.
  *
  * On `QUARRY_OK`, `*out` is a new searcher owned by the caller (free it
  * with `quarry_searcher_free`).
  * Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_INVALID_ARGUMENT` (empty path,
- * NUL in path), `QUARRY_NO_INDEX`, `QUARRY_IO`, `QUARRY_CORRUPT` (a file
+ * NUL in path, or one of the variables above set to a value it does not
+ * accept: the message names the variable and its values), `QUARRY_NO_INDEX`, `QUARRY_IO`, `QUARRY_CORRUPT` (a file
  * fails its checks), `QUARRY_UNSUPPORTED_VERSION`, `QUARRY_UNSUPPORTED`.
  *
  * # Safety
  * `path` is NULL or valid for reading `path_len` bytes; `out` is NULL or
  * valid for writing one pointer.
  */
-quarry_status quarry_searcher_open(const char *path, size_t path_len, quarry_searcher **out);
+quarry_status quarry_searcher_open(const char *path,
+                                   size_t path_len,
+                                   quarry_searcher **out);
 
 /**
  * Opens a new searcher on the newest commit of the same index, sharing
@@ -1167,8 +1199,11 @@ bool quarry_hits_total_is_exact(const quarry_hits *hits);
 quarry_status quarry_hits_doc(const quarry_hits *hits, size_t index, uint64_t *out);
 
 /**
- * The BM25 score of hit `index` (0 for documents matched only by filter
- * clauses).
+ * The BM25 score of hit `index`: 0 for documents matched only by filter
+ * clauses, and 0 for every hit of a sorted search whose sort spec has no
+ * score rule, unless the spec asked for scores with
+ * `quarry_sort_track_scores` (scores are then the same bits as in a
+ * score-order search).
  *
  * Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_INVALID_ARGUMENT` (index out of range).
  *
@@ -1187,9 +1222,10 @@ quarry_status quarry_hits_score(const quarry_hits *hits, size_t index, float *ou
  * first.
  * Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_INVALID_UTF8` (field name),
  * `QUARRY_INVALID_ARGUMENT` (index), `QUARRY_SCHEMA` (no such field, not
- * stored, or not a text/string field), `QUARRY_NO_VALUE` (this document
- * has no value for it), `QUARRY_IO`/`QUARRY_CORRUPT` (reading the stored
- * values failed).
+ * stored, or not a text/string field: decided by the schema, so also for a
+ * document without a value), `QUARRY_NO_VALUE` (a field of the right type
+ * for which this document has no value), `QUARRY_IO`/`QUARRY_CORRUPT`
+ * (reading the stored values failed).
  *
  * # Safety
  * `hits` is NULL or a live hits object; `field` is NULL or valid for
@@ -1207,7 +1243,7 @@ quarry_status quarry_hits_stored_str(const quarry_hits *hits,
  * The stored value of the i64 field `field` of hit `index`.
  *
  * Errors: as `quarry_hits_stored_str`, with `QUARRY_SCHEMA` when the field
- * is not an i64 field.
+ * is not an i64 field (with or without a value in this document).
  *
  * # Safety
  * `hits` is NULL or a live hits object; `field` is NULL or valid for
@@ -1223,7 +1259,7 @@ quarry_status quarry_hits_stored_i64(const quarry_hits *hits,
  * The stored value of the f64 field `field` of hit `index`.
  *
  * Errors: as `quarry_hits_stored_str`, with `QUARRY_SCHEMA` when the field
- * is not an f64 field.
+ * is not an f64 field (with or without a value in this document).
  *
  * # Safety
  * `hits` is NULL or a live hits object; `field` is NULL or valid for
@@ -1268,7 +1304,10 @@ quarry_status quarry_hits_sort_value_type(const quarry_hits *hits,
  * Hit `index`'s i64 value for sort rule `rule`.
  *
  * Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_INVALID_ARGUMENT` (index or rule
- * out of range, or the value is not an i64), `QUARRY_NO_VALUE`.
+ * out of range, or the rule's values are not i64: decided by
+ * the sort spec and the schema, so also for a hit without a value),
+ * `QUARRY_NO_VALUE` (a rule of the right type for which this hit has no
+ * value).
  *
  * # Safety
  * `hits` is NULL or a live hits object; `out` is NULL or valid for writing
@@ -1284,7 +1323,10 @@ quarry_status quarry_hits_sort_value_i64(const quarry_hits *hits,
  * score widened to f64).
  *
  * Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_INVALID_ARGUMENT` (index or rule
- * out of range, or the value is not an f64), `QUARRY_NO_VALUE`.
+ * out of range, or the rule's values are not f64: decided by
+ * the sort spec and the schema, so also for a hit without a value),
+ * `QUARRY_NO_VALUE` (a rule of the right type for which this hit has no
+ * value).
  *
  * # Safety
  * `hits` is NULL or a live hits object; `out` is NULL or valid for writing
@@ -1300,7 +1342,10 @@ quarry_status quarry_hits_sort_value_f64(const quarry_hits *hits,
  * NUL-terminated) owned by `hits` and valid until `quarry_hits_free`.
  *
  * Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_INVALID_ARGUMENT` (index or rule
- * out of range, or the value is not a string), `QUARRY_NO_VALUE`.
+ * out of range, or the rule's values are not strings: decided by
+ * the sort spec and the schema, so also for a hit without a value),
+ * `QUARRY_NO_VALUE` (a rule of the right type for which this hit has no
+ * value).
  *
  * # Safety
  * `hits` is NULL or a live hits object; `out_ptr`/`out_len` are NULL or

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Installs the quarry C library: the shared library with its SONAME links,
-# the static library, include/quarry.h and a generated quarry.pc.
+# the static library, include/quarry.h (and quarry_cdef.h, its declarations
+# for Python's cffi) and a generated quarry.pc.
 #
 #   scripts/install.sh PREFIX
 #
@@ -17,6 +18,7 @@
 #   $PREFIX/lib/libquarry.so   -> libquarry.so.0       (for -lquarry)
 #   $PREFIX/lib/libquarry.a
 #   $PREFIX/include/quarry.h
+#   $PREFIX/include/quarry_cdef.h
 #   $PREFIX/lib/pkgconfig/quarry.pc
 set -eu
 
@@ -53,6 +55,7 @@ if [ -f "$src/libquarry.a" ]; then
     install -m 644 "$src/libquarry.a" "$destdir$libdir/libquarry.a"
 fi
 install -m 644 "$root/include/quarry.h" "$destdir$includedir/quarry.h"
+install -m 644 "$root/include/quarry_cdef.h" "$destdir$includedir/quarry_cdef.h"
 
 # What a Rust staticlib needs from the system when linked statically
 # (rustc --print native-static-libs on x86_64 Linux, glibc).

@@ -209,6 +209,10 @@ impl Schema {
 
     /// Parses the JSON form
     /// `{"fields":[{"name":"id","type":"i64","stored":true,"indexed":true}, ...]}`.
+    ///
+    /// A `text` field is always indexed: `"indexed": false` on one is an
+    /// error (a value that is stored but not searchable is a `string` field
+    /// with `"stored": true`), not a flag that would be silently ignored.
     pub fn from_json(text: &str) -> Result<Schema> {
         let v: serde_json::Value = serde_json::from_str(text)
             .map_err(|e| Error::Schema(format!("schema is not valid JSON: {e}")))?;
@@ -256,26 +260,91 @@ impl Schema {
                 indexed: flag("indexed")?,
                 sortable: flag("sortable")?,
             };
+            if ty == FieldType::Text && obj.get("indexed") == Some(&serde_json::Value::Bool(false))
+            {
+                return Err(Error::Schema(format!(
+                    "field {name:?}: text fields are always indexed, so \"indexed\": false \
+                     cannot be honoured; for a value that is stored but not searchable use \
+                     a \"string\" field with \"stored\": true"
+                )));
+            }
             schema.add_field(name, ty, flags)?;
         }
         Ok(schema)
     }
 
-    /// The JSON form read by [`Schema::from_json`].
+    /// The JSON form read by [`Schema::from_json`] (which reads it back
+    /// equal). A text field's `"indexed"` is written only when set, since
+    /// `false` is refused there.
     pub fn to_json(&self) -> String {
         let fields: Vec<serde_json::Value> = self
             .fields
             .iter()
             .map(|f| {
-                serde_json::json!({
+                let mut v = serde_json::json!({
                     "name": f.name,
                     "type": f.ty.name(),
                     "stored": f.flags.stored,
                     "indexed": f.flags.indexed,
                     "sortable": f.flags.sortable,
-                })
+                });
+                if f.ty == FieldType::Text && !f.flags.indexed {
+                    v.as_object_mut().map(|o| o.remove("indexed"));
+                }
+                v
             })
             .collect();
         serde_json::json!({ "fields": fields }).to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_text_field_that_is_not_indexed_is_refused_not_ignored() {
+        let e = Schema::from_json(r#"{"fields":[{"name":"t","type":"text","indexed":false}]}"#)
+            .unwrap_err();
+        assert!(
+            matches!(&e, Error::Schema(m) if m.contains("always indexed") && m.contains("\"t\"")),
+            "{e}"
+        );
+        // Absent or true is the (only) text field there is.
+        for json in [
+            r#"{"fields":[{"name":"t","type":"text"}]}"#,
+            r#"{"fields":[{"name":"t","type":"text","indexed":true}]}"#,
+        ] {
+            let s = Schema::from_json(json).unwrap();
+            assert!(s.def(FieldId(0)).is_indexed());
+        }
+        // A string field may be stored only.
+        let s = Schema::from_json(r#"{"fields":[{"name":"t","type":"string","stored":true}]}"#)
+            .unwrap();
+        assert!(!s.def(FieldId(0)).is_indexed());
+    }
+
+    #[test]
+    fn to_json_reads_back_equal() {
+        let mut s = Schema::new();
+        for (name, ty, bits) in [
+            ("body", FieldType::Text, 0),
+            (
+                "title",
+                FieldType::Text,
+                FieldFlags::STORED | FieldFlags::INDEXED,
+            ),
+            (
+                "id",
+                FieldType::I64,
+                FieldFlags::STORED | FieldFlags::INDEXED,
+            ),
+            ("cat", FieldType::String, FieldFlags::SORTABLE),
+            ("price", FieldType::F64, FieldFlags::STORED),
+        ] {
+            s.add_field(name, ty, FieldFlags::from_bits(bits).unwrap())
+                .unwrap();
+        }
+        assert_eq!(Schema::from_json(&s.to_json()).unwrap(), s);
     }
 }

@@ -86,14 +86,20 @@ pub struct SearchOptions {
 impl SearchOptions {
     /// Defaults overridden by the environment:
     /// `QUARRY_EXEC=auto|exhaustive|daat` and `QUARRY_TERM_TOPK`,
-    /// `QUARRY_BLOCK_MAX_OR`, `QUARRY_BULK_AND` `=auto|off`. An
-    /// unrecognised value is ignored (the default stays).
-    pub fn from_env() -> SearchOptions {
-        fn var<T>(name: &str, parse: fn(&str) -> Option<T>) -> Option<T> {
-            std::env::var(name).ok().as_deref().and_then(parse)
-        }
+    /// `QUARRY_BLOCK_MAX_OR`, `QUARRY_BULK_AND` `=auto|off`; also checks
+    /// `QUARRY_SIMD=auto|scalar` (read by [`crate::kernels`]). A variable
+    /// that is unset or empty keeps the default.
+    ///
+    /// Errors: [`Error::InvalidArgument`] naming the variable and the
+    /// values it accepts, for any other value: a misspelt switch would
+    /// otherwise silently run the default path.
+    pub fn from_env() -> Result<SearchOptions> {
         let mut o = SearchOptions::default();
-        if let Some(m) = var("QUARRY_EXEC", ExecMode::from_name) {
+        if let Some(m) = env_setting(
+            "QUARRY_EXEC",
+            "auto, exhaustive or daat",
+            ExecMode::from_name,
+        )? {
             o.exec = m;
         }
         for (name, switch) in [
@@ -101,11 +107,35 @@ impl SearchOptions {
             ("QUARRY_BLOCK_MAX_OR", &mut o.block_max_or),
             ("QUARRY_BULK_AND", &mut o.bulk_and),
         ] {
-            if let Some(v) = var(name, Switch::from_name) {
+            if let Some(v) = env_setting(name, "auto or off", Switch::from_name)? {
                 *switch = v;
             }
         }
-        o
+        env_setting(
+            crate::kernels::SIMD_ENV_VAR,
+            "auto or scalar",
+            crate::kernels::parse_setting,
+        )?;
+        Ok(o)
+    }
+}
+
+/// The environment variable `name` parsed by `parse`: `None` when unset or
+/// empty, an error naming the variable and the `accepted` values when
+/// `parse` does not know the value.
+fn env_setting<T>(
+    name: &str,
+    accepted: &str,
+    parse: impl Fn(&str) -> Option<T>,
+) -> Result<Option<T>> {
+    let Some(value) = std::env::var_os(name).filter(|v| !v.is_empty()) else {
+        return Ok(None);
+    };
+    match value.to_str().and_then(parse) {
+        Some(v) => Ok(Some(v)),
+        None => Err(Error::InvalidArgument(format!(
+            "environment variable {name}={value:?} is not a known setting (accepted: {accepted})"
+        ))),
     }
 }
 
@@ -228,13 +258,14 @@ pub struct Searcher {
 
 impl Searcher {
     /// Opens the newest commit of the index at `dir`, with options from the
-    /// environment ([`SearchOptions::from_env`]).
+    /// environment ([`SearchOptions::from_env`], whose errors it returns).
     pub fn open(dir: impl AsRef<Path>) -> Result<Searcher> {
+        let options = SearchOptions::from_env()?;
         let snap = Snapshot::open(dir.as_ref())?;
         Self::check_size(&snap)?;
         Ok(Searcher {
             snap: Arc::new(snap),
-            options: SearchOptions::from_env(),
+            options,
         })
     }
 
@@ -415,7 +446,7 @@ impl Searcher {
         if self.options.exec == ExecMode::Exhaustive {
             let mut all = CollectAll {
                 spec,
-                keep_score: spec.rules.iter().any(|r| r.key == SortKey::Score),
+                keep_score: spec.track_scores || spec.rules.iter().any(|r| r.key == SortKey::Score),
                 seg: None,
                 hits: Vec::new(),
             };

@@ -1,6 +1,7 @@
 //! End-to-end tests of the `quarry` binary on the bundled sample corpus
 //! (data/sample.jsonl, data/schema.json, data/queries.tsv).
 
+mod common;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -1143,8 +1144,7 @@ fn char_table(path: &Path) {
 
 #[test]
 fn bm25_matches_an_independent_python_reference() {
-    if Command::new("python3").arg("--version").output().is_err() {
-        println!("note: python3 not found; skipping the BM25 reference check");
+    if !common::tool_available("python3", "the BM25 reference check") {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();

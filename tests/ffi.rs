@@ -6,8 +6,14 @@
 //! exported symbol list, the SONAME, and that the header compiles as C99,
 //! C11, C++11 and C++17.
 //!
-//! Needs gcc/g++ and binutils (nm, readelf); python3, valgrind and clang
-//! are used when present and skipped with a printed note otherwise.
+//! Also runs a Python cffi (ABI mode) cycle declared by
+//! `include/quarry_cdef.h`, and compares the library's ABI with the
+//! baseline `abi/libquarry.abi` by `abidiff`.
+//!
+//! Needs gcc/g++ and binutils (nm, readelf); python3 (with cffi), valgrind,
+//! clang and abigail-tools are used when present and skipped with a printed
+//! note otherwise, or fail the test under `QUARRY_REQUIRE_TOOLS=1`
+//! (`common::tool_available`; `scripts/setup.sh` installs them all).
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -16,7 +22,7 @@ use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{have, profile_dir, root};
+use common::{REQUIRE_TOOLS, profile_dir, root, skip_or_fail, succeeds, tool_available};
 
 fn cdylib() -> PathBuf {
     common::built_library_dir().join("libquarry.so")
@@ -146,16 +152,17 @@ fn build_c99(name: &str) -> PathBuf {
     build(name, "gcc", &["-std=c99"], "")
 }
 
-/// The environment variables that choose execution paths: removed for
-/// every test program unless given.
-const PATH_VARS: [&str; 4] = [
+/// The environment variables that choose execution paths (and kernels):
+/// removed for every test program unless given.
+const SWITCH_VARS: [&str; 5] = [
     "QUARRY_EXEC",
     "QUARRY_TERM_TOPK",
     "QUARRY_BLOCK_MAX_OR",
     "QUARRY_BULK_AND",
+    "QUARRY_SIMD",
 ];
 
-/// Runs a test program with a fresh scratch directory, the [`PATH_VARS`]
+/// Runs a test program with a fresh scratch directory, the [`SWITCH_VARS`]
 /// removed unless given in `env`, and asserts it passed.
 fn run_program(prefix: &[&str], bin: &Path, extra_args: &[&str], env: &[(&str, &str)]) -> Output {
     let scratch = tempfile::tempdir().unwrap();
@@ -167,7 +174,7 @@ fn run_program(prefix: &[&str], bin: &Path, extra_args: &[&str], env: &[(&str, &
         c
     };
     cmd.arg(scratch.path()).args(extra_args);
-    for var in PATH_VARS {
+    for var in SWITCH_VARS {
         cmd.env_remove(var);
     }
     for (k, v) in env {
@@ -265,11 +272,9 @@ fn header_compiles_as_c_and_cxx() {
         ("g++", &["-x", "c++", "-std=c++11"], "-gxx-cxx11"),
         ("g++", &["-x", "c++", "-std=c++17"], "-gxx-cxx17"),
     ];
-    if have("clang") {
+    if tool_available("clang", "the header check with clang") {
         variants.push(("clang", &["-std=c99"], "-clang-c99"));
         variants.push(("clang", &["-std=c11"], "-clang-c11"));
-    } else {
-        println!("note: clang is not installed; the header was checked with gcc and g++ only");
     }
     for (compiler, flags, suffix) in variants {
         let bin = build("header_check", compiler, flags, suffix);
@@ -343,8 +348,7 @@ fn c_threads() {
 
 #[test]
 fn python_ctypes_smoke() {
-    if !have("python3") {
-        println!("note: python3 is not installed; skipping the ctypes smoke test");
+    if !tool_available("python3", "the ctypes smoke test") {
         return;
     }
     let scratch = tempfile::tempdir().unwrap();
@@ -360,8 +364,7 @@ fn python_ctypes_smoke() {
 
 #[test]
 fn c_tests_under_valgrind() {
-    if !have("valgrind") {
-        println!("note: valgrind is not on PATH; skipping the valgrind run");
+    if !tool_available("valgrind", "the valgrind run") {
         return;
     }
     let vg = [
@@ -408,9 +411,12 @@ fn c_tests_under_address_and_undefined_sanitizers() {
         .arg("-o")
         .arg(work_dir().join("asan-probe")));
     if !probe.status.success() {
-        println!(
-            "note: gcc cannot build with -fsanitize=address,undefined here; skipping:\n{}",
-            String::from_utf8_lossy(&probe.stderr)
+        skip_or_fail(
+            &format!(
+                "gcc cannot build with -fsanitize=address,undefined here:\n{}",
+                String::from_utf8_lossy(&probe.stderr)
+            ),
+            "the sanitizer runs",
         );
         return;
     }
@@ -479,4 +485,190 @@ fn the_docs_example_compiles_and_runs() {
     );
     let o = run_program(&[], &exe, &[], &[]);
     assert_eq!(String::from_utf8_lossy(&o.stdout), "the quick brown fox\n");
+}
+
+#[test]
+fn unknown_values_of_the_environment_switches_are_rejected() {
+    let bin = build_c99("env_switches");
+    for var in SWITCH_VARS {
+        let o = run_program(&[], &bin, &[var], &[(var, "bogus")]);
+        let message = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            message.contains(var) && message.contains("\"bogus\""),
+            "{var}: {message}"
+        );
+    }
+    // Every accepted value (and an empty one, which means unset) opens.
+    run_program(
+        &[],
+        &bin,
+        &[],
+        &[
+            ("QUARRY_EXEC", "daat"),
+            ("QUARRY_TERM_TOPK", "off"),
+            ("QUARRY_BLOCK_MAX_OR", "auto"),
+            ("QUARRY_BULK_AND", ""),
+            ("QUARRY_SIMD", "scalar"),
+        ],
+    );
+}
+
+#[test]
+fn python_cffi_abi_mode_from_the_cdef_header() {
+    if !tool_available("python3", "the cffi test")
+        || (!succeeds(Command::new("python3").args(["-c", "import cffi"]))
+            && !skip_or_fail("the Python module cffi is not installed", "the cffi test"))
+    {
+        return;
+    }
+    let scratch = tempfile::tempdir().unwrap();
+    let o = run(Command::new("python3")
+        .arg(root().join("ffi-tests/cffi_smoke.py"))
+        .arg(root().join("include/quarry_cdef.h"))
+        .arg(lib_dir().join("libquarry.so.0"))
+        .arg(scratch.path())
+        .env_remove("QUARRY_EXEC"));
+    assert!(o.status.success(), "cffi_smoke.py failed:\n{}", show(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("all checks passed"));
+}
+
+/// `abidw` with the options that keep its output free of build paths, and
+/// `abi/quarry.suppr`, which keeps only the `quarry_*` exports (and the
+/// types they reach): the same command makes the baseline (docs/C-API.md).
+fn abidw(lib: &Path, out: &Path) {
+    let o = run(Command::new("abidw")
+        .args([
+            "--no-corpus-path",
+            "--no-comp-dir-path",
+            "--no-show-locs",
+            "--no-elf-needed",
+            "--type-id-style",
+            "hash",
+            "--suppressions",
+        ])
+        .arg(root().join("abi/quarry.suppr"))
+        .arg("--out-file")
+        .arg(out)
+        .arg(lib));
+    assert!(o.status.success(), "abidw failed:\n{}", show(&o));
+}
+
+/// `abidiff --no-added-syms OLD NEW`: exit status 0 when NEW offers all
+/// of OLD unchanged (additions are allowed); otherwise the abidiff status
+/// bits (4: an ABI change, 8: an incompatible one such as a removal).
+fn abidiff(old: &Path, new: &Path) -> (i32, String) {
+    let o = run(Command::new("abidiff")
+        .arg("--no-added-syms")
+        .arg(old)
+        .arg(new));
+    (o.status.code().unwrap_or(-1), show(&o))
+}
+
+/// The text of the element `<{tag} name='{name}' ...>` ... `</{tag}>` in
+/// abidw XML.
+fn element<'a>(xml: &'a str, tag: &str, name: &str) -> &'a str {
+    let start = xml
+        .find(&format!("<{tag} name='{name}'"))
+        .unwrap_or_else(|| panic!("no {tag} {name} in the ABI XML"));
+    let close = format!("</{tag}>");
+    let end = start + xml[start..].find(&close).unwrap() + close.len();
+    &xml[start..end]
+}
+
+#[test]
+fn the_abi_is_compatible_with_the_baseline() {
+    if !tool_available("abidw", "the ABI check") || !tool_available("abidiff", "the ABI check") {
+        return;
+    }
+    let baseline = root().join("abi/libquarry.abi");
+    let current = work_dir().join("current.abi");
+    abidw(&cdylib(), &current);
+    let (status, report) = abidiff(&baseline, &current);
+    assert_eq!(
+        status, 0,
+        "the library's ABI is not compatible with abi/libquarry.abi:\n{report}\n\
+         Functions may only be added. After a reviewed, compatible addition, \
+         regenerate the baseline as docs/C-API.md says (abidw of the release build)."
+    );
+
+    // The check itself: a removed function and a changed parameter type
+    // fail it, an added function passes.
+    let xml = std::fs::read_to_string(&baseline).unwrap();
+    let write = |name: &str, text: &str| {
+        let p = work_dir().join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    };
+    let symbol_start = xml.find("<elf-symbol name='quarry_hits_len'").unwrap();
+    let symbol = &xml[symbol_start..symbol_start + xml[symbol_start..].find("/>").unwrap() + 2];
+    let without = write(
+        "without-hits-len.abi",
+        &xml.replacen(symbol, "", 1).replacen(
+            element(&xml, "function-decl", "quarry_hits_len"),
+            "",
+            1,
+        ),
+    );
+    let (status, report) = abidiff(&baseline, &without);
+    assert!(status & 8 != 0, "a removal must be incompatible:\n{report}");
+    let (status, report) = abidiff(&without, &baseline);
+    assert_eq!(status, 0, "an addition must pass:\n{report}");
+    let f = element(&xml, "function-decl", "quarry_hits_stored_f64");
+    let type_of = |param: &str| {
+        let at = f.find(&format!("' name='{param}'/>")).unwrap();
+        let start = f[..at].rfind("type-id='").unwrap() + "type-id='".len();
+        &f[start..at]
+    };
+    let changed = f.replacen(
+        &format!("type-id='{}' name='out'", type_of("out")),
+        &format!("type-id='{}' name='out'", type_of("index")),
+        1,
+    );
+    assert_ne!(changed, f);
+    let changed = write("changed-stored-f64.abi", &xml.replacen(f, &changed, 1));
+    let (status, report) = abidiff(&baseline, &changed);
+    assert!(
+        status != 0 && report.contains("quarry_hits_stored_f64"),
+        "a changed parameter type must fail:\n{report}"
+    );
+}
+
+/// Run by [`a_missing_tool_fails_under_quarry_require_tools`] only.
+#[test]
+#[ignore = "run by a_missing_tool_fails_under_quarry_require_tools"]
+fn probe_a_missing_tool() {
+    assert!(!tool_available("quarry-no-such-tool", "the probe"));
+}
+
+#[test]
+fn a_missing_tool_fails_under_quarry_require_tools() {
+    let probe = |require: Option<&str>| {
+        let mut cmd = Command::new(std::env::current_exe().unwrap());
+        cmd.args([
+            "--exact",
+            "probe_a_missing_tool",
+            "--ignored",
+            "--nocapture",
+        ]);
+        match require {
+            Some(v) => cmd.env(REQUIRE_TOOLS, v),
+            None => cmd.env_remove(REQUIRE_TOOLS),
+        };
+        run(&mut cmd)
+    };
+    let skipped = probe(None);
+    assert!(skipped.status.success(), "{}", show(&skipped));
+    assert!(
+        String::from_utf8_lossy(&skipped.stdout)
+            .contains("note: quarry-no-such-tool is not installed; skipping the probe"),
+        "{}",
+        show(&skipped)
+    );
+    let failed = probe(Some("1"));
+    assert!(!failed.status.success(), "{}", show(&failed));
+    assert!(
+        show(&failed).contains("QUARRY_REQUIRE_TOOLS=1 forbids skipping"),
+        "{}",
+        show(&failed)
+    );
 }

@@ -2,13 +2,15 @@
 //! does: `scripts/install.sh PREFIX` (from the libraries this cargo run
 //! built), then the examples in `c-examples/` compiled with nothing but
 //! `pkg-config --cflags --libs quarry`, dynamically and statically, and run
-//! on a small corpus that exercises the example's JSON string decoding.
+//! on a small corpus that exercises the example's JSON string decoding;
+//! and the README's commands for linking straight from the build tree, run
+//! as written.
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 mod common;
-use common::{have, root};
+use common::{root, tool_available};
 
 fn run(cmd: &mut Command) -> Output {
     let o = cmd
@@ -63,8 +65,7 @@ fn write_corpus(path: &Path, n: usize) {
 
 #[test]
 fn install_then_build_the_examples_with_pkg_config() {
-    if !have("pkg-config") {
-        println!("note: pkg-config is not installed; skipping the install test");
+    if !tool_available("pkg-config", "the install test") {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
@@ -193,7 +194,7 @@ fn install_then_build_the_examples_with_pkg_config() {
     assert!(text(&o.stdout).contains("indexed 302 documents"));
 
     // The Python example loads the installed library by its SONAME.
-    if have("python3") {
+    if tool_available("python3", "python_example.py") {
         let clean = tmp.path().join("clean.jsonl");
         write_corpus(&clean, 200);
         let lines: Vec<String> = std::fs::read_to_string(&clean)
@@ -213,7 +214,77 @@ fn install_then_build_the_examples_with_pkg_config() {
             out.contains("indexed 200 documents") && out.contains("newest first"),
             "{out}"
         );
-    } else {
-        println!("note: python3 is not installed; skipping python_example.py");
     }
+}
+
+/// The README's "straight from the build tree" block, run line by line as
+/// written, from a directory laid out like the repository after
+/// `cargo build --release`: `include/`, `target/release/libquarry.so` (the
+/// library this test run built) and, as `app.c`, the first program of
+/// docs/C-API.md. `cargo` is a stub there, since the library is built.
+#[test]
+fn the_readme_links_straight_from_the_build_tree() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let section = &readme[readme
+        .find("Straight from the build tree")
+        .expect("README.md: the build-tree linking paragraph")..];
+    let start = section.find("```sh\n").unwrap() + 6;
+    let block = &section[start..start + section[start..].find("```").unwrap()];
+    assert!(block.contains("cargo build --release"), "{block}");
+
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    let release = repo.join("target/release");
+    std::fs::create_dir_all(&release).unwrap();
+    std::fs::create_dir_all(repo.join("include")).unwrap();
+    std::fs::copy(
+        root().join("include/quarry.h"),
+        repo.join("include/quarry.h"),
+    )
+    .unwrap();
+    std::fs::copy(
+        common::built_library_dir().join("libquarry.so"),
+        release.join("libquarry.so"),
+    )
+    .unwrap();
+    let doc = std::fs::read_to_string(root().join("docs/C-API.md")).unwrap();
+    let c = doc.find("```c\n").unwrap() + 5;
+    std::fs::write(
+        repo.join("app.c"),
+        &doc[c..c + doc[c..].find("```").unwrap()],
+    )
+    .unwrap();
+    let stub = tmp.path().join("bin");
+    std::fs::create_dir_all(&stub).unwrap();
+    std::fs::write(stub.join("cargo"), "#!/bin/sh\nexit 0\n").unwrap();
+    std::fs::set_permissions(
+        stub.join("cargo"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let path = format!(
+        "{}:{}",
+        stub.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let o = run(Command::new("sh")
+        .args(["-eu", "-c", block])
+        .current_dir(&repo)
+        .env("PATH", &path)
+        .env_remove("LD_LIBRARY_PATH"));
+    assert_eq!(text(&o.stdout), "the quick brown fox\n");
+
+    // What the link is for: without it the program cannot start.
+    std::fs::remove_file(release.join("libquarry.so.0")).unwrap();
+    let o = Command::new(repo.join("app"))
+        .arg(tmp.path().join("second"))
+        .env_remove("LD_LIBRARY_PATH")
+        .output()
+        .unwrap();
+    assert!(
+        !o.status.success()
+            && text(&o.stderr).contains("libquarry.so.0: cannot open shared object file"),
+        "{}",
+        text(&o.stderr)
+    );
 }

@@ -9,7 +9,7 @@ use super::{
     CResult, Failure, Handle, check_out, free_handle, guard, guard_value, handle_ref, into_handle,
     str_arg, write_out,
 };
-use crate::{FieldId, Hit, Hits, Searcher, Value};
+use crate::{FieldId, FieldType, Hit, Hits, Searcher, SortKey, Value};
 
 /// The hits of one search: the requested page in order, the total number
 /// of matches, and per hit its document number, score, sort values and
@@ -31,8 +31,8 @@ pub(crate) struct HitsInner {
     /// Keeps the snapshot mapped and resolves stored values and field names.
     searcher: Searcher,
     hits: Hits,
-    /// Rules of the sort spec used (0 without one).
-    rules: usize,
+    /// What each rule of the sort spec used compares (empty without one).
+    rules: Vec<SortKey>,
     /// Per hit, its stored values once read.
     stored: Vec<OnceLock<StoredResult>>,
 }
@@ -41,7 +41,7 @@ impl Handle for quarry_hits {
     type Inner = HitsInner;
 }
 
-pub(crate) fn new_hits(searcher: Searcher, hits: Hits, rules: usize) -> *mut quarry_hits {
+pub(crate) fn new_hits(searcher: Searcher, hits: Hits, rules: Vec<SortKey>) -> *mut quarry_hits {
     let stored = (0..hits.hits.len()).map(|_| OnceLock::new()).collect();
     into_handle::<quarry_hits>(HitsInner {
         searcher,
@@ -62,11 +62,30 @@ pub const QUARRY_VALUE_I64: quarry_value_type = 2;
 /// A 64-bit float.
 pub const QUARRY_VALUE_F64: quarry_value_type = 3;
 
-fn type_name(v: &Value) -> &'static str {
-    match v {
-        Value::Str(_) => "string",
-        Value::I64(_) => "i64",
-        Value::F64(_) => "f64",
+/// The C type of a value, as the getters' names spell it: `str`, `i64` or
+/// `f64`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Str,
+    I64,
+    F64,
+}
+
+impl Kind {
+    fn of_field(ty: FieldType) -> Kind {
+        match ty {
+            FieldType::Text | FieldType::String => Kind::Str,
+            FieldType::I64 => Kind::I64,
+            FieldType::F64 => Kind::F64,
+        }
+    }
+
+    fn suffix(self) -> &'static str {
+        match self {
+            Kind::Str => "str",
+            Kind::I64 => "i64",
+            Kind::F64 => "f64",
+        }
     }
 }
 
@@ -83,17 +102,32 @@ impl HitsInner {
         })
     }
 
-    /// The stored value of field `name` of hit `index`.
-    fn stored(&self, index: usize, name: &str) -> CResult<&Value> {
+    /// The stored value of field `name` of hit `index`, asked for by the
+    /// getter of `kind`. The field's type is checked against `kind` by the
+    /// schema, before the document is looked at, so a getter of the wrong
+    /// type is `QUARRY_SCHEMA` whether or not the document has a value.
+    fn stored(&self, index: usize, name: &str, kind: Kind) -> CResult<&Value> {
         let doc = self.hit(index)?.doc;
         let schema = self.searcher.schema();
         let id = schema.field(name).ok_or_else(|| {
             Failure::new(QUARRY_SCHEMA, format!("the schema has no field {name:?}"))
         })?;
-        if !schema.def(id).flags.stored {
+        let def = schema.def(id);
+        if !def.flags.stored {
             return Err(Failure::new(
                 QUARRY_SCHEMA,
                 format!("field {name:?} is not stored"),
+            ));
+        }
+        let field_kind = Kind::of_field(def.ty);
+        if field_kind != kind {
+            return Err(Failure::new(
+                QUARRY_SCHEMA,
+                format!(
+                    "field {name:?} is a {} field; use quarry_hits_stored_{}",
+                    def.ty.name(),
+                    field_kind.suffix()
+                ),
             ));
         }
         let values = self.stored[index]
@@ -116,33 +150,52 @@ impl HitsInner {
             })
     }
 
+    /// Hit `index`'s value for sort rule `rule` (`None`: the document has
+    /// no value for the rule's field).
     fn sort_value(&self, index: usize, rule: usize) -> CResult<Option<&Value>> {
         let hit = self.hit(index)?;
         match hit.sort_values.get(rule) {
             Some(v) => Ok(v.as_ref()),
             None => Err(Failure::invalid(format!(
                 "sort rule index {rule} out of range ({} rules)",
-                self.rules
+                self.rules.len()
             ))),
         }
     }
-}
 
-fn wrong_type(what: &str, v: &Value, getter: &str) -> Failure {
-    Failure::new(
-        QUARRY_SCHEMA,
-        format!("{what} is a {} value; use {getter}", type_name(v)),
-    )
-}
-
-fn getter_for(v: &Value, prefix: &str) -> String {
-    format!(
-        "{prefix}_{}",
-        match v {
-            Value::Str(_) => "str",
-            Value::I64(_) => "i64",
-            Value::F64(_) => "f64",
+    /// Hit `index`'s value for sort rule `rule`, asked for by the getter of
+    /// `kind`: the rule's type (from the sort spec and the schema) is
+    /// checked first, so a getter of the wrong type is
+    /// `QUARRY_INVALID_ARGUMENT` whether or not the document has a value.
+    fn typed_sort_value(&self, index: usize, rule: usize, kind: Kind) -> CResult<&Value> {
+        let value = self.sort_value(index, rule)?;
+        let rule_kind = match self.rules[rule] {
+            SortKey::Score => Kind::F64,
+            SortKey::Doc => Kind::I64,
+            SortKey::Field(id) => Kind::of_field(self.searcher.schema().def(id).ty),
+        };
+        if rule_kind != kind {
+            return Err(Failure::invalid(format!(
+                "sort rule {rule} has {} values; use quarry_hits_sort_value_{}",
+                rule_kind.suffix(),
+                rule_kind.suffix()
+            )));
         }
+        value.ok_or_else(|| {
+            Failure::new(
+                QUARRY_NO_VALUE,
+                format!("hit {index} has no value for sort rule {rule}"),
+            )
+        })
+    }
+}
+
+/// A stored or sort value that is not of the type its field or rule says
+/// (a damaged index; the type checks above make it unreachable otherwise).
+fn unexpected(value: &Value) -> Failure {
+    Failure::new(
+        super::status::QUARRY_CORRUPT,
+        format!("a value of an unexpected type: {value:?}"),
     )
 }
 
@@ -212,8 +265,11 @@ pub unsafe extern "C" fn quarry_hits_doc(
     })
 }
 
-/// The BM25 score of hit `index` (0 for documents matched only by filter
-/// clauses).
+/// The BM25 score of hit `index`: 0 for documents matched only by filter
+/// clauses, and 0 for every hit of a sorted search whose sort spec has no
+/// score rule, unless the spec asked for scores with
+/// `quarry_sort_track_scores` (scores are then the same bits as in a
+/// score-order search).
 ///
 /// Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_INVALID_ARGUMENT` (index out of range).
 ///
@@ -245,9 +301,10 @@ pub unsafe extern "C" fn quarry_hits_score(
 /// first.
 /// Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_INVALID_UTF8` (field name),
 /// `QUARRY_INVALID_ARGUMENT` (index), `QUARRY_SCHEMA` (no such field, not
-/// stored, or not a text/string field), `QUARRY_NO_VALUE` (this document
-/// has no value for it), `QUARRY_IO`/`QUARRY_CORRUPT` (reading the stored
-/// values failed).
+/// stored, or not a text/string field: decided by the schema, so also for a
+/// document without a value), `QUARRY_NO_VALUE` (a field of the right type
+/// for which this document has no value), `QUARRY_IO`/`QUARRY_CORRUPT`
+/// (reading the stored values failed).
 ///
 /// # Safety
 /// `hits` is NULL or a live hits object; `field` is NULL or valid for
@@ -269,16 +326,8 @@ pub unsafe extern "C" fn quarry_hits_stored_str(
         let name = unsafe { str_arg(field, field_len, "field") }?;
         check_out(out_ptr, "out_ptr")?;
         check_out(out_len, "out_len")?;
-        let s = match hits.stored(index, name)? {
-            Value::Str(s) => s,
-            v => {
-                return Err(wrong_type(
-                    &format!("field {name:?}"),
-                    v,
-                    &getter_for(v, "quarry_hits_stored"),
-                ));
-            }
-        };
+        let value = hits.stored(index, name, Kind::Str)?;
+        let s = value.as_str().ok_or_else(|| unexpected(value))?;
         // SAFETY: both were checked non-NULL; the caller guarantees they are
         // writable. The bytes live in `hits` until it is freed.
         unsafe {
@@ -292,7 +341,7 @@ pub unsafe extern "C" fn quarry_hits_stored_str(
 /// The stored value of the i64 field `field` of hit `index`.
 ///
 /// Errors: as `quarry_hits_stored_str`, with `QUARRY_SCHEMA` when the field
-/// is not an i64 field.
+/// is not an i64 field (with or without a value in this document).
 ///
 /// # Safety
 /// `hits` is NULL or a live hits object; `field` is NULL or valid for
@@ -306,13 +355,13 @@ pub unsafe extern "C" fn quarry_hits_stored_i64(
     out: *mut i64,
 ) -> quarry_status {
     // SAFETY: the caller's guarantees are `stored_as`'s.
-    unsafe { stored_as(hits, index, field, field_len, out, Value::as_i64) }
+    unsafe { stored_as(hits, index, field, field_len, out, Kind::I64, Value::as_i64) }
 }
 
 /// The stored value of the f64 field `field` of hit `index`.
 ///
 /// Errors: as `quarry_hits_stored_str`, with `QUARRY_SCHEMA` when the field
-/// is not an f64 field.
+/// is not an f64 field (with or without a value in this document).
 ///
 /// # Safety
 /// `hits` is NULL or a live hits object; `field` is NULL or valid for
@@ -326,7 +375,7 @@ pub unsafe extern "C" fn quarry_hits_stored_f64(
     out: *mut f64,
 ) -> quarry_status {
     // SAFETY: the caller's guarantees are `stored_as`'s.
-    unsafe { stored_as(hits, index, field, field_len, out, Value::as_f64) }
+    unsafe { stored_as(hits, index, field, field_len, out, Kind::F64, Value::as_f64) }
 }
 
 /// The number of sort values each hit carries: the number of rules of the
@@ -338,7 +387,7 @@ pub unsafe extern "C" fn quarry_hits_stored_f64(
 pub unsafe extern "C" fn quarry_hits_sort_value_count(hits: *const quarry_hits) -> usize {
     guard_value(0, || {
         // SAFETY: the caller guarantees a live hits object; only shared access is used.
-        Ok(unsafe { handle_ref(hits, "hits") }?.rules)
+        Ok(unsafe { handle_ref(hits, "hits") }?.rules.len())
     })
 }
 
@@ -378,35 +427,13 @@ pub unsafe extern "C" fn quarry_hits_sort_value_type(
     })
 }
 
-/// # Safety
-/// `hits` is NULL or a live hits object.
-unsafe fn typed_sort_value<'a>(
-    hits: *const quarry_hits,
-    index: usize,
-    rule: usize,
-) -> CResult<&'a Value> {
-    // SAFETY: forwarded from this function's contract.
-    let hits = unsafe { handle_ref(hits, "hits") }?;
-    hits.sort_value(index, rule)?.ok_or_else(|| {
-        Failure::new(
-            QUARRY_NO_VALUE,
-            format!("hit {index} has no value for sort rule {rule}"),
-        )
-    })
-}
-
-fn sort_type_error(rule: usize, v: &Value) -> Failure {
-    Failure::invalid(format!(
-        "sort rule {rule} has a {} value; use {}",
-        type_name(v),
-        getter_for(v, "quarry_hits_sort_value")
-    ))
-}
-
 /// Hit `index`'s i64 value for sort rule `rule`.
 ///
 /// Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_INVALID_ARGUMENT` (index or rule
-/// out of range, or the value is not an i64), `QUARRY_NO_VALUE`.
+/// out of range, or the rule's values are not i64: decided by
+/// the sort spec and the schema, so also for a hit without a value),
+/// `QUARRY_NO_VALUE` (a rule of the right type for which this hit has no
+/// value).
 ///
 /// # Safety
 /// `hits` is NULL or a live hits object; `out` is NULL or valid for writing
@@ -419,14 +446,17 @@ pub unsafe extern "C" fn quarry_hits_sort_value_i64(
     out: *mut i64,
 ) -> quarry_status {
     // SAFETY: the caller's guarantees are `sort_value_as`'s.
-    unsafe { sort_value_as(hits, index, rule, out, Value::as_i64) }
+    unsafe { sort_value_as(hits, index, rule, out, Kind::I64, Value::as_i64) }
 }
 
 /// Hit `index`'s f64 value for sort rule `rule` (score rules give the f32
 /// score widened to f64).
 ///
 /// Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_INVALID_ARGUMENT` (index or rule
-/// out of range, or the value is not an f64), `QUARRY_NO_VALUE`.
+/// out of range, or the rule's values are not f64: decided by
+/// the sort spec and the schema, so also for a hit without a value),
+/// `QUARRY_NO_VALUE` (a rule of the right type for which this hit has no
+/// value).
 ///
 /// # Safety
 /// `hits` is NULL or a live hits object; `out` is NULL or valid for writing
@@ -439,14 +469,17 @@ pub unsafe extern "C" fn quarry_hits_sort_value_f64(
     out: *mut f64,
 ) -> quarry_status {
     // SAFETY: the caller's guarantees are `sort_value_as`'s.
-    unsafe { sort_value_as(hits, index, rule, out, Value::as_f64) }
+    unsafe { sort_value_as(hits, index, rule, out, Kind::F64, Value::as_f64) }
 }
 
 /// Hit `index`'s string value for sort rule `rule`, as UTF-8 bytes (not
 /// NUL-terminated) owned by `hits` and valid until `quarry_hits_free`.
 ///
 /// Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_INVALID_ARGUMENT` (index or rule
-/// out of range, or the value is not a string), `QUARRY_NO_VALUE`.
+/// out of range, or the rule's values are not strings: decided by
+/// the sort spec and the schema, so also for a hit without a value),
+/// `QUARRY_NO_VALUE` (a rule of the right type for which this hit has no
+/// value).
 ///
 /// # Safety
 /// `hits` is NULL or a live hits object; `out_ptr`/`out_len` are NULL or
@@ -460,16 +493,12 @@ pub unsafe extern "C" fn quarry_hits_sort_value_str(
     out_len: *mut usize,
 ) -> quarry_status {
     guard(|| {
-        if hits.is_null() {
-            return Err(Failure::null("hits"));
-        }
+        // SAFETY: the caller guarantees a live hits object; only shared access is used.
+        let hits = unsafe { handle_ref(hits, "hits") }?;
         check_out(out_ptr, "out_ptr")?;
         check_out(out_len, "out_len")?;
-        // SAFETY: the caller guarantees a live hits object.
-        let s = match unsafe { typed_sort_value(hits, index, rule) }? {
-            Value::Str(s) => s,
-            v => return Err(sort_type_error(rule, v)),
-        };
+        let value = hits.typed_sort_value(index, rule, Kind::Str)?;
+        let s = value.as_str().ok_or_else(|| unexpected(value))?;
         // SAFETY: both were checked non-NULL; the caller guarantees they are
         // writable. The bytes live in `hits` until it is freed.
         unsafe {
@@ -480,9 +509,9 @@ pub unsafe extern "C" fn quarry_hits_sort_value_str(
     })
 }
 
-/// The body of the typed stored-value getters: `pick` takes the wanted type
-/// out of the value, and any other type is a `QUARRY_SCHEMA` error naming
-/// the right getter.
+/// The body of the typed stored-value getters: a field of another type than
+/// `kind` is a `QUARRY_SCHEMA` error naming the right getter, and `pick`
+/// takes the value of type `kind` out.
 ///
 /// # Safety
 /// `hits` is NULL or a live hits object; `field` is NULL or valid for
@@ -493,6 +522,7 @@ unsafe fn stored_as<T>(
     field: *const c_char,
     field_len: usize,
     out: *mut T,
+    kind: Kind,
     pick: fn(&Value) -> Option<T>,
 ) -> quarry_status {
     guard(|| {
@@ -501,14 +531,8 @@ unsafe fn stored_as<T>(
         // SAFETY: the caller guarantees `field` is readable for `field_len` bytes.
         let name = unsafe { str_arg(field, field_len, "field") }?;
         check_out(out, "out")?;
-        let value = hits.stored(index, name)?;
-        let v = pick(value).ok_or_else(|| {
-            wrong_type(
-                &format!("field {name:?}"),
-                value,
-                &getter_for(value, "quarry_hits_stored"),
-            )
-        })?;
+        let value = hits.stored(index, name, kind)?;
+        let v = pick(value).ok_or_else(|| unexpected(value))?;
         // SAFETY: `out` was checked non-NULL; the caller guarantees it is writable.
         unsafe { write_out(out, v) };
         Ok(())
@@ -525,16 +549,15 @@ unsafe fn sort_value_as<T>(
     index: usize,
     rule: usize,
     out: *mut T,
+    kind: Kind,
     pick: fn(&Value) -> Option<T>,
 ) -> quarry_status {
     guard(|| {
-        if hits.is_null() {
-            return Err(Failure::null("hits"));
-        }
+        // SAFETY: the caller guarantees a live hits object; only shared access is used.
+        let hits = unsafe { handle_ref(hits, "hits") }?;
         check_out(out, "out")?;
-        // SAFETY: the caller guarantees a live hits object.
-        let value = unsafe { typed_sort_value(hits, index, rule) }?;
-        let v = pick(value).ok_or_else(|| sort_type_error(rule, value))?;
+        let value = hits.typed_sort_value(index, rule, kind)?;
+        let v = pick(value).ok_or_else(|| unexpected(value))?;
         // SAFETY: `out` was checked non-NULL; the caller guarantees it is writable.
         unsafe { write_out(out, v) };
         Ok(())
@@ -548,7 +571,7 @@ unsafe fn sort_value_as<T>(
 /// by another thread.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn quarry_hits_free(hits: *mut quarry_hits) {
-    let _ = guard(|| {
+    guard_value((), || {
         // SAFETY: the caller hands over a live (or NULL) hits object, used never again.
         unsafe { free_handle(hits) };
         Ok(())

@@ -9,8 +9,8 @@ use std::path::Path;
 use super::schema::quarry_schema;
 use super::status::{QUARRY_INTERNAL, QUARRY_SCHEMA, quarry_status};
 use super::{
-    CResult, Failure, Handle, bytes_arg, check_out, free_handle, guard, handle_mut, handle_ref,
-    into_handle, str_arg, write_out,
+    CResult, Failure, Handle, bytes_arg, check_out, free_handle, guard, guard_value, handle_mut,
+    handle_ref, into_handle, str_arg, write_out,
 };
 use crate::{Document, FieldId, FieldType, IndexWriter, Value, WriterConfig};
 
@@ -253,7 +253,9 @@ pub unsafe extern "C" fn quarry_indexer_open(
 
 /// Creates a new, empty index in the directory `path` (created if missing)
 /// and opens it for writing. Unlike `quarry_indexer_open`, fails with
-/// `QUARRY_INDEX_EXISTS` when the directory already holds an index.
+/// `QUARRY_INDEX_EXISTS` when the directory already holds an index, also
+/// while another indexer holds it (`QUARRY_LOCKED` only for a locked
+/// directory that holds no index yet).
 ///
 /// `schema` is required and copied. On `QUARRY_OK`, `*out` is a new indexer
 /// owned by the caller. Errors: as `quarry_indexer_open`, plus
@@ -435,7 +437,7 @@ pub unsafe extern "C" fn quarry_indexer_merge(
 /// by another thread.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn quarry_indexer_free(indexer: *mut quarry_indexer) {
-    let _ = guard(|| {
+    guard_value((), || {
         // SAFETY: the caller hands over a live (or NULL) indexer, used never again.
         unsafe { free_handle(indexer) };
         Ok(())
@@ -591,7 +593,7 @@ pub unsafe extern "C" fn quarry_doc_clear(doc: *mut quarry_doc) -> quarry_status
 /// another thread.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn quarry_doc_free(doc: *mut quarry_doc) {
-    let _ = guard(|| {
+    guard_value((), || {
         // SAFETY: the caller hands over a live (or NULL) document, used never again.
         unsafe { free_handle(doc) };
         Ok(())

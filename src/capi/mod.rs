@@ -6,7 +6,10 @@
 //! machinery every export goes through:
 //!
 //! - `guard` / `guard_value`: the panic boundary and the last-error
-//!   bookkeeping. Every export's body runs inside one of them.
+//!   bookkeeping. Every export's body runs inside one of them: `guard` for
+//!   the functions that return a `quarry_status` (they replace the message,
+//!   with the empty string on success), `guard_value` for the others (they
+//!   replace it only when they fail).
 //! - `Failure`: an error on its way to C (status code + message).
 //! - argument helpers that NULL-check pointers, validate UTF-8 and borrow
 //!   handles, each an `unsafe fn` whose contract the caller states in a
@@ -202,14 +205,14 @@ pub(crate) fn guard(f: impl FnOnce() -> CResult<()>) -> quarry_status {
     }
 }
 
-/// The boundary of an export that returns a value directly: on an error or
-/// a panic the message is recorded and `default` returned.
+/// The boundary of an export that returns no status: a getter that returns
+/// its value directly, or a `_free` function (`T = ()`). On an error or a
+/// panic the message is recorded and `default` returned; a success leaves
+/// the last-error message as it was, so a host may free handles (or read a
+/// length) between a failed call and its report of the failure.
 pub(crate) fn guard_value<T>(default: T, f: impl FnOnce() -> CResult<T>) -> T {
     match catch(f) {
-        Ok(Ok(v)) => {
-            clear_last_error();
-            v
-        }
+        Ok(Ok(v)) => v,
         Ok(Err(fail)) => {
             set_last_error(&fail.message);
             default

@@ -3,8 +3,8 @@
 
 use super::status::{QUARRY_SCHEMA, quarry_status};
 use super::{
-    CResult, Failure, Handle, check_out, free_handle, guard, handle_mut, handle_ref, into_handle,
-    str_arg, write_out,
+    CResult, Failure, Handle, check_out, free_handle, guard, guard_value, handle_mut, handle_ref,
+    into_handle, str_arg, write_out,
 };
 use crate::{FieldType, Occur, Operator, Query, Schema};
 use std::ffi::c_char;
@@ -303,7 +303,7 @@ pub unsafe extern "C" fn quarry_query_add_clause(
 /// another thread.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn quarry_query_free(query: *mut quarry_query) {
-    let _ = guard(|| {
+    guard_value((), || {
         // SAFETY: the caller hands over a live (or NULL) query, used never again.
         unsafe { free_handle(query) };
         Ok(())

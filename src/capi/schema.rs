@@ -2,7 +2,8 @@
 
 use super::status::quarry_status;
 use super::{
-    Failure, Handle, check_out, free_handle, guard, handle_mut, into_handle, str_arg, write_out,
+    Failure, Handle, check_out, free_handle, guard, guard_value, handle_mut, into_handle, str_arg,
+    write_out,
 };
 use crate::{FieldFlags, FieldType, Schema};
 use std::ffi::c_char;
@@ -77,7 +78,10 @@ pub unsafe extern "C" fn quarry_schema_new(out: *mut *mut quarry_schema) -> quar
 /// Parses a schema from its JSON form, e.g.
 /// `{"fields":[{"name":"id","type":"i64","stored":true,"indexed":true}]}`
 /// (keys `name`, `type` = text|string|i64|f64, and optional booleans
-/// `stored`, `indexed`, `sortable`).
+/// `stored`, `indexed`, `sortable`). Text fields are always indexed:
+/// `"indexed": false` on one is refused (`QUARRY_SCHEMA`); a value to
+/// store without making it searchable is a `string` field with
+/// `"stored": true`.
 ///
 /// `json` is `json_len` bytes of UTF-8, not necessarily NUL-terminated.
 /// On `QUARRY_OK`, `*out` is a new schema owned by the caller.
@@ -147,7 +151,7 @@ pub unsafe extern "C" fn quarry_schema_add_field(
 /// another thread.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn quarry_schema_free(schema: *mut quarry_schema) {
-    let _ = guard(|| {
+    guard_value((), || {
         // SAFETY: the caller hands over a live (or NULL) schema, used never again.
         unsafe { free_handle(schema) };
         Ok(())

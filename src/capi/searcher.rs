@@ -49,12 +49,15 @@ pub const QUARRY_EXEC_DAAT: quarry_exec_mode = 3;
 /// The execution path comes from the environment variable `QUARRY_EXEC`
 /// (default auto), the fast-path switches from `QUARRY_TERM_TOPK`,
 /// `QUARRY_BLOCK_MAX_OR` and `QUARRY_BULK_AND` (default auto; see
-/// `quarry_path`).
+/// `quarry_path`); `QUARRY_SIMD` (`auto` or `scalar`) is checked too. A
+/// variable that is unset or empty means auto; any value the variable does
+/// not accept is an error, not a silent auto.
 ///
 /// On `QUARRY_OK`, `*out` is a new searcher owned by the caller (free it
 /// with `quarry_searcher_free`).
 /// Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_INVALID_ARGUMENT` (empty path,
-/// NUL in path), `QUARRY_NO_INDEX`, `QUARRY_IO`, `QUARRY_CORRUPT` (a file
+/// NUL in path, or one of the variables above set to a value it does not
+/// accept: the message names the variable and its values), `QUARRY_NO_INDEX`, `QUARRY_IO`, `QUARRY_CORRUPT` (a file
 /// fails its checks), `QUARRY_UNSUPPORTED_VERSION`, `QUARRY_UNSUPPORTED`.
 ///
 /// # Safety
@@ -442,7 +445,9 @@ unsafe fn search(
     let schema = searcher.schema();
     let q = query.resolve(schema)?;
     let spec = sort.map(|s| s.resolve(schema)).transpose()?;
-    let rules = spec.as_ref().map_or(0, |s| s.rules.len());
+    let rules = spec
+        .as_ref()
+        .map_or_else(Vec::new, |s| s.rules.iter().map(|r| r.key).collect());
     let req = SearchRequest {
         offset,
         limit,
@@ -463,7 +468,7 @@ unsafe fn search(
 /// use by any other thread.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn quarry_searcher_free(searcher: *mut quarry_searcher) {
-    let _ = guard(|| {
+    guard_value((), || {
         // SAFETY: the caller hands over a live (or NULL) searcher, used never again.
         unsafe { free_handle(searcher) };
         Ok(())

@@ -3,8 +3,8 @@
 
 use super::status::{QUARRY_SCHEMA, quarry_status};
 use super::{
-    CResult, Failure, Handle, check_out, free_handle, guard, handle_mut, into_handle, str_arg,
-    write_out,
+    CResult, Failure, Handle, check_out, free_handle, guard, guard_value, handle_mut, into_handle,
+    str_arg, write_out,
 };
 use crate::{Schema, SortKey, SortSpec};
 use std::ffi::c_char;
@@ -29,6 +29,8 @@ pub(crate) enum CSortKey {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct CSort {
     pub(crate) rules: Vec<(CSortKey, bool)>,
+    /// `quarry_sort_track_scores`.
+    pub(crate) track_scores: bool,
 }
 
 impl Handle for quarry_sort {
@@ -56,7 +58,7 @@ impl CSort {
             };
             spec.push(key, *descending);
         }
-        Ok(spec)
+        Ok(spec.with_scores(self.track_scores))
     }
 }
 
@@ -169,6 +171,30 @@ pub unsafe extern "C" fn quarry_sort_add_field(
     }
 }
 
+/// Whether searches with this spec compute each hit's BM25 score when no
+/// rule is a score rule. By default they do not: a sort by fields (or
+/// document number) alone does no BM25 work, and `quarry_hits_score` gives
+/// 0 for every hit. With `track` true every hit gets its score, the same
+/// bits a score-order search gives for that document (the order of the hits
+/// is unchanged; only computing the scores costs time). A spec with a score
+/// rule, and the default order, always have scores.
+///
+/// Errors: `QUARRY_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `sort` is NULL or a live spec used by no other thread during the call.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn quarry_sort_track_scores(
+    sort: *mut quarry_sort,
+    track: bool,
+) -> quarry_status {
+    guard(|| {
+        // SAFETY: the caller guarantees exclusive use of a live spec.
+        unsafe { handle_mut(sort, "sort") }?.track_scores = track;
+        Ok(())
+    })
+}
+
 /// Frees a sort spec. NULL is a no-op.
 ///
 /// # Safety
@@ -176,7 +202,7 @@ pub unsafe extern "C" fn quarry_sort_add_field(
 /// another thread.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn quarry_sort_free(sort: *mut quarry_sort) {
-    let _ = guard(|| {
+    guard_value((), || {
         // SAFETY: the caller hands over a live (or NULL) spec, used never again.
         unsafe { free_handle(sort) };
         Ok(())

@@ -97,8 +97,9 @@ pub(crate) fn status_of(e: &crate::Error) -> quarry_status {
 
 thread_local! {
     /// The message of the last failed call on this thread, NUL-terminated;
-    /// just the NUL after a successful call. Kept as one buffer that is
-    /// cleared, not reallocated, so successful calls do not allocate.
+    /// just the NUL after a successful call that returns a status. Kept as
+    /// one buffer that is cleared, not reallocated, so successful calls do
+    /// not allocate.
     static LAST_ERROR: RefCell<Vec<u8>> = RefCell::new(vec![0]);
 }
 
@@ -127,13 +128,19 @@ pub(crate) fn clear_last_error() {
 }
 
 /// A description of why the last failed quarry call on this thread failed:
-/// NUL-terminated UTF-8, the empty string when the last call succeeded.
-/// Never NULL.
+/// NUL-terminated UTF-8, the empty string when the last call that returns a
+/// `quarry_status` succeeded. Never NULL.
 ///
-/// Lifetime: the text stays valid until the next call on this thread to any
-/// quarry function other than `quarry_last_error_message`,
-/// `quarry_status_str` and the `quarry_version_*` functions; copy it to keep
-/// it. Every other function replaces it (with the empty string on success).
+/// Which calls replace it: every function that returns a `quarry_status`
+/// (with the empty string on success). Functions that return no status
+/// (the `_free` functions, and the getters that return their value
+/// directly, such as `quarry_hits_len`) replace it only when they fail (a
+/// NULL handle, an internal error) and otherwise leave it as it was, so a
+/// failure can be reported after freeing handles. `quarry_last_error_message`,
+/// `quarry_status_str` and the `quarry_version_*` functions never touch it.
+///
+/// Lifetime: the text stays valid until the next call on this thread that
+/// replaces it; copy it to keep it.
 ///
 /// Ownership: owned by the library; never free it.
 /// Thread safety: the message is per thread; read it on the thread whose

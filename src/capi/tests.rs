@@ -9,31 +9,54 @@ use super::status::*;
 use super::*;
 
 const GENERATED: &str = include_str!(concat!(env!("OUT_DIR"), "/quarry.h"));
+const GENERATED_CDEF: &str = include_str!(concat!(env!("OUT_DIR"), "/quarry_cdef.h"));
+
+fn committed_file(name: &str) -> String {
+    let path = format!("{}/include/{name}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {path}: {e}"))
+}
 
 fn committed() -> String {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/include/quarry.h");
-    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("cannot read {path}: {e}"))
+    committed_file("quarry.h")
 }
 
 #[test]
 fn header_matches_committed() {
-    let committed = committed();
-    if committed == GENERATED {
-        return;
+    for (name, generated) in [("quarry.h", GENERATED), ("quarry_cdef.h", GENERATED_CDEF)] {
+        let committed = committed_file(name);
+        if committed == generated {
+            continue;
+        }
+        let line = committed
+            .lines()
+            .zip(generated.lines())
+            .position(|(a, b)| a != b)
+            .unwrap_or_else(|| committed.lines().count().min(generated.lines().count()));
+        panic!(
+            "include/{name} is out of date with src/capi (first difference at line {}):\n  committed: {:?}\n  generated: {:?}\n\
+             Regenerate it with `QUARRY_UPDATE_HEADER=1 cargo build`, review the diff (an ABI change needs a \
+             compatible addition or a SONAME bump) and commit it.",
+            line + 1,
+            committed.lines().nth(line).unwrap_or("<end of file>"),
+            generated.lines().nth(line).unwrap_or("<end of file>"),
+        );
     }
-    let line = committed
-        .lines()
-        .zip(GENERATED.lines())
-        .position(|(a, b)| a != b)
-        .unwrap_or_else(|| committed.lines().count().min(GENERATED.lines().count()));
-    panic!(
-        "include/quarry.h is out of date with src/capi (first difference at line {}):\n  committed: {:?}\n  generated: {:?}\n\
-         Regenerate it with `QUARRY_UPDATE_HEADER=1 cargo build`, review the diff (an ABI change needs a \
-         compatible addition or a SONAME bump) and commit it.",
-        line + 1,
-        committed.lines().nth(line).unwrap_or("<end of file>"),
-        GENERATED.lines().nth(line).unwrap_or("<end of file>"),
-    );
+}
+
+#[test]
+fn the_cdef_header_needs_no_preprocessor() {
+    // cffi's cdef accepts `#define NAME <integer>` and nothing else that
+    // starts with '#'.
+    for line in GENERATED_CDEF.lines().filter(|l| l.starts_with('#')) {
+        let rest = line
+            .strip_prefix("#define QUARRY_")
+            .unwrap_or_else(|| panic!("{line}"));
+        let value = rest.split_once(' ').map(|(_, v)| v.trim_end_matches("ull"));
+        assert!(
+            value.is_some_and(|v| v.parse::<u64>().is_ok()),
+            "not an integer #define: {line}"
+        );
+    }
 }
 
 /// `#define NAME VALUE` lines of the committed header.
@@ -258,6 +281,12 @@ fn guard_records_and_clears_the_last_error() {
     assert_eq!(guard(|| Ok(())), QUARRY_OK);
     assert_eq!(last_error(), "");
     assert_eq!(guard_value(5u32, || Err(Failure::invalid("nope"))), 5);
+    assert_eq!(last_error(), "nope");
+    // Functions that return no status (getters, `_free`) keep the message
+    // of the last failure when they succeed.
+    assert_eq!(guard_value(6u32, || Ok(6)), 6);
+    // SAFETY: NULL is a valid argument of every `_free`.
+    unsafe { sort::quarry_sort_free(std::ptr::null_mut()) };
     assert_eq!(last_error(), "nope");
 }
 

@@ -7,7 +7,8 @@
 //! rule by rule until one decides; ties after the last rule lose, because
 //! documents arrive in ascending order and the lower doc number wins. The
 //! score is computed at most once per document, and only when a rule needs
-//! it; a sort by fields alone does no BM25 work.
+//! it or the spec asks for scores (`track_scores`: then for every hit that
+//! enters the queue); a sort by fields alone does no BM25 work.
 //!
 //! Ords are per segment. When the collector moves to a new segment it
 //! translates the bottom's values into the new segment's ord space by a
@@ -300,7 +301,8 @@ impl<'a> SortCollector<'a> {
             // but still give each hit its sort values.
             rules.push(rule);
         }
-        let needs_score = rules.iter().any(|r| matches!(r, Rule::Score { .. }));
+        let needs_score =
+            spec.track_scores || rules.iter().any(|r| matches!(r, Rule::Score { .. }));
         let fields = rules
             .iter()
             .filter(|r| matches!(r, Rule::Field { .. }))

@@ -31,6 +31,10 @@ pub struct SortRule {
 pub struct SortSpec {
     /// The rules, most significant first.
     pub rules: Vec<SortRule>,
+    /// Compute every returned hit's BM25 score even when no rule needs it
+    /// (the same bits a score-order search gives). Off by default: a sort
+    /// by fields alone then does no BM25 work and reports score 0.
+    pub track_scores: bool,
 }
 
 impl SortSpec {
@@ -42,6 +46,12 @@ impl SortSpec {
     /// Appends a rule.
     pub fn push(&mut self, key: SortKey, descending: bool) -> &mut Self {
         self.rules.push(SortRule { key, descending });
+        self
+    }
+
+    /// This spec with [`SortSpec::track_scores`] set to `on`.
+    pub fn with_scores(mut self, on: bool) -> Self {
+        self.track_scores = on;
         self
     }
 
@@ -66,8 +76,8 @@ pub struct Hit {
     /// Document number within the searcher's snapshot.
     pub doc: u64,
     /// BM25 score (0 for documents matched only by filters, and for every
-    /// hit of a sorted search whose spec has no score rule: the score is
-    /// then never computed).
+    /// hit of a sorted search whose spec has no score rule and does not ask
+    /// for [`SortSpec::track_scores`]: the score is then never computed).
     pub score: f32,
     /// One value per sort rule (empty without a sort spec): the score as
     /// `F64`, the doc number as `I64`, or the field's value (`None` when the

@@ -50,8 +50,9 @@
 //!
 //! Read once, by [`Kernels::detect`]: `auto` (the default) picks the best
 //! implementation the CPU supports, `scalar` forces the portable one. Values
-//! are trimmed and compared case-insensitively; anything else falls back to
-//! `auto`.
+//! are trimmed and compared case-insensitively ([`parse_setting`]); anything
+//! else falls back to `auto` here, and makes `Searcher::open` fail (it
+//! checks the variable), so a misspelt value is reported, not ignored.
 
 use std::fmt;
 use std::sync::OnceLock;
@@ -76,6 +77,19 @@ type IntersectManyFn = unsafe fn(&[&[u32]], &mut Vec<u32>);
 
 /// Name of the environment variable read by [`Kernels::detect`].
 pub const SIMD_ENV_VAR: &str = "QUARRY_SIMD";
+
+/// Parses a `QUARRY_SIMD` value: `Some(true)` for `scalar`, `Some(false)`
+/// for `auto` (trimmed, any case), `None` for anything else.
+pub fn parse_setting(setting: &str) -> Option<bool> {
+    let s = setting.trim();
+    if s.eq_ignore_ascii_case("scalar") {
+        Some(true)
+    } else if s.eq_ignore_ascii_case("auto") {
+        Some(false)
+    } else {
+        None
+    }
+}
 
 /// A table of posting-list kernels for one instruction set.
 ///
@@ -142,7 +156,7 @@ impl Kernels {
     /// (`None` = unset). `scalar` forces the portable kernels; `auto`, unset
     /// and invalid values select the best available implementation.
     pub fn from_setting(setting: Option<&str>) -> Kernels {
-        let force_scalar = setting.is_some_and(|s| s.trim().eq_ignore_ascii_case("scalar"));
+        let force_scalar = setting.and_then(parse_setting).unwrap_or(false);
         if force_scalar {
             return Kernels::scalar();
         }

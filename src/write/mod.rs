@@ -139,8 +139,9 @@ fn acquire_lock(dir: &Path) -> Result<File> {
 impl IndexWriter {
     /// Creates a new index at `dir` (creating the directory if needed).
     ///
-    /// Errors: [`Error::IndexExists`] when `dir` already holds an index,
-    /// [`Error::Locked`] when another writer holds it, I/O errors.
+    /// Errors: [`Error::IndexExists`] when `dir` already holds an index
+    /// (whether or not a writer holds it), [`Error::Locked`] when another
+    /// writer holds a directory without one, I/O errors.
     pub fn create(
         dir: impl AsRef<Path>,
         schema: &Schema,
@@ -151,6 +152,12 @@ impl IndexWriter {
             return Err(Error::Schema("a schema needs at least one field".into()));
         }
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        // Reading manifests needs no lock (searchers do it), so an existing
+        // index is reported as one even while its writer holds the lock;
+        // the check under the lock catches an index created meanwhile.
+        if latest_manifest(dir)?.is_some() {
+            return Err(Error::IndexExists(dir.to_owned()));
+        }
         let lock = acquire_lock(dir)?;
         if latest_manifest(dir)?.is_some() {
             return Err(Error::IndexExists(dir.to_owned()));

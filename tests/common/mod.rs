@@ -46,12 +46,42 @@ pub fn root() -> PathBuf {
 
 /// Whether `tool --version` runs and succeeds.
 pub fn have(tool: &str) -> bool {
-    Command::new(tool)
-        .arg("--version")
+    succeeds(Command::new(tool).arg("--version"))
+}
+
+/// Whether `cmd` runs and exits 0 (its output discarded).
+pub fn succeeds(cmd: &mut Command) -> bool {
+    cmd.stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status()
         .is_ok_and(|s| s.success())
+}
+
+/// The environment variable that turns every skip for a missing tool into
+/// a failure; `.ci/run` sets it, so CI cannot pass by skipping.
+pub const REQUIRE_TOOLS: &str = "QUARRY_REQUIRE_TOOLS";
+
+/// The one decision of every test that needs a tool the Rust toolchain
+/// does not bring: `true` when `tool` is installed (`tool --version`
+/// succeeds); otherwise a printed note and `false` (the test skips what
+/// needs it), or, with `QUARRY_REQUIRE_TOOLS=1`, a test failure.
+pub fn tool_available(tool: &str, what: &str) -> bool {
+    have(tool) || skip_or_fail(&format!("{tool} is not installed"), what)
+}
+
+/// For a missing capability that is not a plain tool (a Python module, a
+/// compiler feature): prints `note: {reason}; skipping {what}` and returns
+/// `false`, or panics when `QUARRY_REQUIRE_TOOLS=1` is set.
+pub fn skip_or_fail(reason: &str, what: &str) -> bool {
+    if std::env::var_os(REQUIRE_TOOLS).is_some_and(|v| v == "1") {
+        panic!(
+            "{reason}, so {what} cannot run, and {REQUIRE_TOOLS}=1 forbids skipping it \
+             (scripts/setup.sh installs what the tests need)"
+        );
+    }
+    println!("note: {reason}; skipping {what} (set {REQUIRE_TOOLS}=1 to make this a failure)");
+    false
 }
 
 /// `target/<profile>`: the test binary lives in `target/<profile>/deps`.
