@@ -356,4 +356,6 @@ quarry_status quarry_hits_sort_value_str(const quarry_hits *hits,
 
 void quarry_hits_free(quarry_hits *hits);
 
+quarry_status quarry_index_check(const char *path, size_t path_len);
+
 quarry_status quarry_debug_panic(void);
