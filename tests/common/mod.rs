@@ -100,3 +100,75 @@ pub fn built_library_dir() -> PathBuf {
         })
         .clone()
 }
+
+/// Every file name in `dir`, sorted.
+pub fn file_names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    v.sort();
+    v
+}
+
+/// Files in `dir` other than LOCK that the newest manifest does not reference.
+pub fn unreferenced(dir: &Path) -> Vec<String> {
+    let (path, m) = quarry::read::latest_manifest(dir).unwrap().unwrap();
+    let mut keep = vec!["LOCK".to_string()];
+    keep.push(path.file_name().unwrap().to_str().unwrap().to_string());
+    for s in &m.segments {
+        keep.push(quarry::format::manifest::segment_name(s.id));
+        if s.del_gen != 0 {
+            keep.push(quarry::format::manifest::tombstone_name(s.id, s.del_gen));
+        }
+    }
+    file_names(dir)
+        .into_iter()
+        .filter(|n| !keep.contains(n))
+        .collect()
+}
+
+/// The stored `i64` value of field `id` of every live document of the
+/// searcher's snapshot, in doc-number order.
+pub fn live_ids(s: &quarry::Searcher, id: FieldId) -> Vec<i64> {
+    let mut out = Vec::new();
+    for seg in s.snapshot().segments() {
+        for d in 0..seg.entry.doc_count {
+            if seg.is_deleted(d) {
+                continue;
+            }
+            let v = seg.reader.stored(d).unwrap();
+            let (_, v) = v.iter().find(|(f, _)| *f == id).expect("id is stored");
+            out.push(v.as_i64().unwrap());
+        }
+    }
+    out
+}
+
+/// Runs the test `name` of this test binary again in a child process with
+/// `envs` set (the child recognises its role by them), through `wrapper`
+/// (a command and its arguments to run the binary under, or none).
+pub fn rerun_self(name: &str, envs: &[(&str, &str)], wrapper: &[&str]) -> std::process::Output {
+    let exe = std::env::current_exe().expect("current_exe");
+    let mut cmd = match wrapper.split_first() {
+        Some((w, args)) => {
+            let mut c = Command::new(w);
+            c.args(args).arg(exe);
+            c
+        }
+        None => Command::new(exe),
+    };
+    cmd.args(["--exact", name, "--nocapture", "--test-threads=1"])
+        .envs(envs.iter().copied())
+        .output()
+        .expect("run the test binary again")
+}
+
+/// Skips a test for want of a tool or facility: prints `note`, or fails
+/// when `QUARRY_REQUIRE_TOOLS=1` says every tool must be there.
+pub fn skip(note: &str) {
+    if std::env::var_os("QUARRY_REQUIRE_TOOLS").is_some_and(|v| v == "1") {
+        panic!("QUARRY_REQUIRE_TOOLS=1 and {note}");
+    }
+    println!("note: {note}; skipping");
+}
