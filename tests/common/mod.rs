@@ -172,3 +172,12 @@ pub fn skip(note: &str) {
     }
     println!("note: {note}; skipping");
 }
+
+/// A temporary directory on a memory file system when there is one
+/// (`/dev/shm`), where fsync costs nothing: for tests that commit hundreds
+/// of times and check what is on disk, not what survives a power cut.
+pub fn fast_tempdir() -> tempfile::TempDir {
+    tempfile::tempdir_in("/dev/shm")
+        .or_else(|_| tempfile::tempdir())
+        .expect("a temporary directory")
+}
