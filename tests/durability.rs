@@ -11,26 +11,10 @@ mod common;
 
 use common::{file_names, unreferenced};
 
-struct Fields {
-    id: FieldId,
-    body: FieldId,
-    year: FieldId,
-}
+use common::IdBodyYear as Fields;
 
 fn schema() -> (Schema, Fields) {
-    let mut s = Schema::new();
-    let (id, body) = common::add_id_and_body(&mut s, true);
-    let year = s
-        .add_field(
-            "year",
-            FieldType::I64,
-            FieldFlags {
-                sortable: true,
-                ..Default::default()
-            },
-        )
-        .unwrap();
-    (s, Fields { id, body, year })
+    common::id_body_year()
 }
 
 fn doc(f: &Fields, i: i64) -> Document {

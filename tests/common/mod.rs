@@ -39,6 +39,34 @@ pub fn add_id_and_body(schema: &mut Schema, store_body: bool) -> (FieldId, Field
     (id, body)
 }
 
+/// The fields of [`id_body_year`].
+pub struct IdBodyYear {
+    /// A stored, indexed `i64`.
+    pub id: FieldId,
+    /// A stored text field.
+    pub body: FieldId,
+    /// A sortable `i64`.
+    pub year: FieldId,
+}
+
+/// A schema of `id` and `body` (see [`add_id_and_body`], with the body
+/// stored) and `year`, a sortable `i64`.
+pub fn id_body_year() -> (Schema, IdBodyYear) {
+    let mut s = Schema::new();
+    let (id, body) = add_id_and_body(&mut s, true);
+    let year = s
+        .add_field(
+            "year",
+            FieldType::I64,
+            FieldFlags {
+                sortable: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    (s, IdBodyYear { id, body, year })
+}
+
 /// The repository root.
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
