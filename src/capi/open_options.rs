@@ -57,3 +57,17 @@ pub unsafe extern "C" fn quarry_searcher_open_with(
         Ok(())
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::QUARRY_OPEN_NO_MMAP;
+
+    /// The flag's value is ABI: never renumbered, and in the committed header.
+    #[test]
+    fn the_open_flags_are_frozen_and_in_the_header() {
+        assert_eq!(QUARRY_OPEN_NO_MMAP, 1);
+        let header = include_str!("../../include/quarry.h");
+        assert!(header.contains("#define QUARRY_OPEN_NO_MMAP 1\n"));
+        assert!(header.contains("quarry_status quarry_searcher_open_with(const char *path,"));
+    }
+}
