@@ -205,6 +205,11 @@ typedef uint32_t quarry_switch;
 typedef uint32_t quarry_search_flags;
 
 /**
+ * Flags of `quarry_searcher_open_with` (bits, OR-ed together).
+ */
+typedef uint32_t quarry_open_flags;
+
+/**
  * The type of a value: one of the `QUARRY_VALUE_*` constants.
  */
 typedef uint32_t quarry_value_type;
@@ -417,6 +422,16 @@ typedef uint32_t quarry_value_type;
  * first rule is a field use it to skip whole blocks of documents.
  */
 #define QUARRY_SEARCH_TOTAL_LOWER_BOUND 1
+
+/**
+ * Read every segment file into memory when the searcher opens it (and
+ * check its CRC once) instead of mapping it. The searcher then never
+ * touches its files again: a file truncated or rewritten behind quarry's
+ * back cannot raise `SIGBUS` in the host or change its answers (a reopen
+ * reports such a file as `QUARRY_CORRUPT`). Costs the segments' size in
+ * memory. Results are identical to the mapped mode's.
+ */
+#define QUARRY_OPEN_NO_MMAP 1
 
 /**
  * No value (the document has none for the sort field).
@@ -1156,6 +1171,27 @@ quarry_status quarry_searcher_search_total(const quarry_searcher *searcher,
  * use by any other thread.
  */
 void quarry_searcher_free(quarry_searcher *searcher);
+
+/**
+ * `quarry_searcher_open` with `flags`, a combination of the
+ * `QUARRY_OPEN_*` flags (0 for none). Without `QUARRY_OPEN_NO_MMAP` the
+ * environment variable `QUARRY_READ=mmap|heap` chooses how segments are
+ * read (default mmap), as for `quarry_searcher_open`. Searchers from
+ * `quarry_searcher_reopen` keep the mode.
+ *
+ * On `QUARRY_OK`, `*out` is a new searcher owned by the caller (free it
+ * with `quarry_searcher_free`).
+ * Errors: as `quarry_searcher_open`, and `QUARRY_INVALID_ARGUMENT` for an
+ * unknown flag bit.
+ *
+ * # Safety
+ * `path` is NULL or valid for reading `path_len` bytes; `out` is NULL or
+ * valid for writing one pointer.
+ */
+quarry_status quarry_searcher_open_with(const char *path,
+                                        size_t path_len,
+                                        quarry_open_flags flags,
+                                        quarry_searcher **out);
 
 /**
  * The number of hits in this page (at most the search's `limit`); 0 when

@@ -53,6 +53,8 @@ typedef uint32_t quarry_switch;
 
 typedef uint32_t quarry_search_flags;
 
+typedef uint32_t quarry_open_flags;
+
 typedef uint32_t quarry_value_type;
 
 #define QUARRY_OK 0
@@ -130,6 +132,8 @@ typedef uint32_t quarry_value_type;
 #define QUARRY_SWITCH_OFF 2
 
 #define QUARRY_SEARCH_TOTAL_LOWER_BOUND 1
+
+#define QUARRY_OPEN_NO_MMAP 1
 
 #define QUARRY_VALUE_NONE 0
 
@@ -301,6 +305,11 @@ quarry_status quarry_searcher_search_total(const quarry_searcher *searcher,
                                            quarry_hits **out);
 
 void quarry_searcher_free(quarry_searcher *searcher);
+
+quarry_status quarry_searcher_open_with(const char *path,
+                                        size_t path_len,
+                                        quarry_open_flags flags,
+                                        quarry_searcher **out);
 
 size_t quarry_hits_len(const quarry_hits *hits);
 

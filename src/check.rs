@@ -34,7 +34,7 @@ use crate::format::manifest::{self, Manifest, SegmentEntry};
 use crate::format::norms::length_to_norm;
 use crate::format::postings::{BLOCK_LEN, Impact, L2_BLOCKS, Postings};
 use crate::format::{ords, segment};
-use crate::read::{SegmentReader, StoredCache, latest_manifest};
+use crate::read::{ReadMode, SegmentReader, StoredCache, latest_manifest};
 use crate::schema::{FieldId, FieldType, Schema};
 
 /// Problems recorded per file before the rest are only counted.
@@ -267,7 +267,11 @@ fn check_segment_files(dir: &Path, schema: &Schema, entry: &SegmentEntry, report
                     ),
                 });
             }
-            match SegmentReader::open(&path, schema) {
+            // Read into memory: a file truncated while it is checked is
+            // then a reported problem, never a SIGBUS; its length against
+            // the manifest is reported above, so the bytes read are the
+            // file's own.
+            match SegmentReader::open(&path, schema, md.len(), ReadMode::Heap) {
                 Err(e) => report.problems.push(problem_of(e, &path)),
                 Ok(seg) => {
                     let mut p = FileProblems::new(&path, &mut report.problems);

@@ -46,6 +46,7 @@ pub use collect::{Hit, SortKey, SortRule, SortSpec, compare_values};
 pub use document::{Document, Value};
 pub use error::{Error, Result};
 pub use query::{Occur, Operator, Query};
+pub use read::ReadMode;
 pub use schema::{FieldDef, FieldFlags, FieldId, FieldType, Schema};
 pub use searcher::{ExecMode, Hits, SearchOptions, SearchRequest, Searcher, Switch, TotalMode};
 pub use write::{IndexWriter, WriterConfig};

@@ -12,7 +12,7 @@ use crate::document::Value;
 use crate::error::{Error, Result};
 use crate::query::plan::{self, Node};
 use crate::query::{Query, daat, exhaustive, window};
-use crate::read::{LiveSegment, Snapshot};
+use crate::read::{LiveSegment, ReadMode, Snapshot};
 use crate::schema::{FieldId, Schema};
 
 /// Which execution path answers a search.
@@ -257,11 +257,19 @@ pub struct Searcher {
 }
 
 impl Searcher {
-    /// Opens the newest commit of the index at `dir`, with options from the
-    /// environment ([`SearchOptions::from_env`], whose errors it returns).
+    /// Opens the newest commit of the index at `dir`, with options and the
+    /// read mode from the environment ([`SearchOptions::from_env`], whose errors it returns,
+    /// and [`ReadMode::from_env`]).
     pub fn open(dir: impl AsRef<Path>) -> Result<Searcher> {
+        Self::open_with(dir, ReadMode::from_env())
+    }
+
+    /// Opens the newest commit of the index at `dir`, reading its segments
+    /// in `mode` (reopened searchers keep it), with options from the
+    /// environment.
+    pub fn open_with(dir: impl AsRef<Path>, mode: ReadMode) -> Result<Searcher> {
         let options = SearchOptions::from_env()?;
-        let snap = Snapshot::open(dir.as_ref())?;
+        let snap = Snapshot::open_with(dir.as_ref(), mode)?;
         Self::check_size(&snap)?;
         Ok(Searcher {
             snap: Arc::new(snap),

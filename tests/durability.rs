@@ -9,26 +9,12 @@ use quarry::*;
 
 mod common;
 
-struct Fields {
-    id: FieldId,
-    body: FieldId,
-    year: FieldId,
-}
+use common::{file_names, unreferenced};
+
+use common::IdBodyYear as Fields;
 
 fn schema() -> (Schema, Fields) {
-    let mut s = Schema::new();
-    let (id, body) = common::add_id_and_body(&mut s, true);
-    let year = s
-        .add_field(
-            "year",
-            FieldType::I64,
-            FieldFlags {
-                sortable: true,
-                ..Default::default()
-            },
-        )
-        .unwrap();
-    (s, Fields { id, body, year })
+    common::id_body_year()
 }
 
 fn doc(f: &Fields, i: i64) -> Document {
@@ -137,23 +123,6 @@ fn state_after_recovery(build: impl Fn(&Path) -> Fields) -> Vec<Vec<(u64, u32)>>
     recovery_commit(&mut w, &f).unwrap();
     drop(w);
     state(tmp.path(), &f)
-}
-
-/// Files in `dir` other than LOCK that the newest manifest does not reference.
-fn unreferenced(dir: &Path) -> Vec<String> {
-    let (path, m) = quarry::read::latest_manifest(dir).unwrap().unwrap();
-    let mut keep = vec!["LOCK".to_string()];
-    keep.push(path.file_name().unwrap().to_str().unwrap().to_string());
-    for s in &m.segments {
-        keep.push(format::manifest::segment_name(s.id));
-        if s.del_gen != 0 {
-            keep.push(format::manifest::tombstone_name(s.id, s.del_gen));
-        }
-    }
-    file_names(dir)
-        .into_iter()
-        .filter(|n| !keep.contains(n))
-        .collect()
 }
 
 #[test]
@@ -409,15 +378,6 @@ fn a_second_writer_is_refused_and_a_dead_writers_lock_is_taken_over() {
     // A lock file left behind (as by a killed process) does not block.
     assert!(tmp.path().join("LOCK").exists());
     IndexWriter::open(tmp.path(), WriterConfig::default()).unwrap();
-}
-
-fn file_names(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .collect();
-    v.sort();
-    v
 }
 
 fn copy_dir(from: &Path, to: &Path) {

@@ -114,6 +114,7 @@ fn capi_uses_only_the_public_api() {
         "Searcher",
         "Switch",
         "TotalMode",
+        "ReadMode",
         "SortKey",
         "SortRule",
         "SortSpec",

@@ -48,6 +48,8 @@ pub mod sort;
 
 pub mod searcher;
 
+pub mod open_options;
+
 pub mod hits;
 
 pub mod check;

@@ -151,6 +151,7 @@ fn status_codes_are_frozen_and_in_the_header() {
                 && !k.starts_with("QUARRY_SORT_")
                 && !k.starts_with("QUARRY_EXEC_")
                 && !k.starts_with("QUARRY_SEARCH_")
+                && !k.starts_with("QUARRY_OPEN_")
                 && !k.starts_with("QUARRY_PATH_")
                 && !k.starts_with("QUARRY_SWITCH_")
                 && !k.starts_with("QUARRY_TOTAL_")

@@ -1,9 +1,12 @@
-//! Reading: committed snapshots and their memory-mapped segments.
+//! Reading: committed snapshots and their segments, mapped or read into
+//! memory ([`ReadMode`]).
 //!
 //! `read` depends on `format` only, never on `write`.
 
+mod backing;
 mod segment;
 mod snapshot;
 
+pub use backing::ReadMode;
 pub use segment::{SegmentReader, SortColumn, StoredCache, TermInfo};
 pub use snapshot::{LiveSegment, Snapshot, latest_manifest};

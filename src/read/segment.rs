@@ -1,15 +1,13 @@
-//! One segment, memory-mapped and checked.
+//! One segment, mapped (or read into memory) and checked.
 
-use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
-
-use memmap2::Mmap;
 
 use crate::document::Value;
 use crate::error::{Error, Result};
 use crate::format::postings::{BadPostings, Postings};
 use crate::format::{self, Reader, ords, segment};
+use crate::read::backing::{Backing, ReadMode};
 use crate::schema::{FieldId, FieldType, Schema};
 
 /// Where a term's postings are.
@@ -162,10 +160,10 @@ pub struct StoredCache {
     ranges: Vec<(usize, usize)>,
 }
 
-/// A memory-mapped segment file.
+/// A segment file, mapped or in memory ([`ReadMode`]).
 pub struct SegmentReader {
     path: PathBuf,
-    map: Mmap,
+    map: Backing,
     doc_count: u32,
     total_tokens: Vec<u64>,
     /// Byte ranges of the sections within `map`.
@@ -223,20 +221,20 @@ fn key_prefix(key: &[u8]) -> u64 {
 }
 
 impl SegmentReader {
-    /// Maps and checks the segment file at `path` against `schema`.
-    pub fn open(path: &Path, schema: &Schema) -> Result<SegmentReader> {
-        let file = File::open(path).map_err(|e| Error::io(path, e))?;
-        // SAFETY: segment files are immutable once written: the writer
-        // creates each with create_new, fsyncs it, and never opens it for
-        // writing again (it only unlinks files no manifest references, which
-        // leaves existing mappings intact). Nothing else in quarry writes
-        // them; a process that edits index files behind quarry's back is
-        // outside the contract stated in docs/FORMAT.md.
-        let map = unsafe { Mmap::map(&file) }.map_err(|e| Error::io(path, e))?;
+    /// Opens the segment file at `path` in `mode` and checks it against
+    /// `schema` and `file_len`, the length its manifest entry records (a
+    /// file of another length is `Corrupt` before a byte of it is read).
+    pub fn open(
+        path: &Path,
+        schema: &Schema,
+        file_len: u64,
+        mode: ReadMode,
+    ) -> Result<SegmentReader> {
+        let map = Backing::open(path, file_len, mode)?;
         Self::parse(path.to_owned(), map, schema)
     }
 
-    fn parse(path: PathBuf, map: Mmap, schema: &Schema) -> Result<SegmentReader> {
+    fn parse(path: PathBuf, map: Backing, schema: &Schema) -> Result<SegmentReader> {
         let bytes: &[u8] = &map;
         format::check_file(&path, bytes, segment::MAGIC)?;
         let end = bytes.len() - format::FOOTER_LEN;

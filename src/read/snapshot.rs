@@ -5,13 +5,14 @@ use std::sync::{Arc, OnceLock};
 
 use crate::error::{Error, Result};
 use crate::format::manifest::{self, Manifest, SegmentEntry};
+use crate::read::backing::{ReadMode, wrong_length};
 use crate::read::segment::SegmentReader;
 use crate::schema::FieldId;
 
 /// A segment of a snapshot with its deletions.
 #[derive(Clone, Debug)]
 pub struct LiveSegment {
-    /// The mapped segment.
+    /// The segment.
     pub reader: Arc<SegmentReader>,
     /// Deleted-document bits, if any document is deleted.
     pub deletes: Option<Arc<Vec<u64>>>,
@@ -43,6 +44,7 @@ pub struct Snapshot {
     dir: PathBuf,
     manifest: Manifest,
     segments: Vec<LiveSegment>,
+    mode: ReadMode,
     /// Per field, a table computed once for this snapshot (see
     /// [`Snapshot::field_table`]).
     field_tables: Vec<OnceLock<Arc<[f32; 256]>>>,
@@ -97,14 +99,26 @@ fn latest_manifest_attempt(dir: &Path, attempt: u32) -> Result<Option<(PathBuf, 
 }
 
 impl Snapshot {
-    /// Opens the newest commit in `dir`.
+    /// Opens the newest commit in `dir`, mapping its segments.
     pub fn open(dir: &Path) -> Result<Snapshot> {
-        Self::open_reusing(dir, None)
+        Self::open_with(dir, ReadMode::Mmap)
     }
 
-    /// Opens the newest commit, reusing the mapped segments of `previous`
-    /// that are unchanged.
+    /// Opens the newest commit in `dir`, reading its segments in `mode`.
+    pub fn open_with(dir: &Path, mode: ReadMode) -> Result<Snapshot> {
+        Self::open_in(dir, mode, None)
+    }
+
+    /// Opens the newest commit in `previous`'s mode, reusing the segments
+    /// of `previous` that are unchanged. A reused segment's file must still
+    /// have the length its manifest records (else `Corrupt` naming it): a
+    /// reopen reports a committed file changed behind quarry's back.
     pub fn open_reusing(dir: &Path, previous: Option<&Snapshot>) -> Result<Snapshot> {
+        let mode = previous.map_or(ReadMode::Mmap, |p| p.mode);
+        Self::open_in(dir, mode, previous)
+    }
+
+    fn open_in(dir: &Path, mode: ReadMode, previous: Option<&Snapshot>) -> Result<Snapshot> {
         // A writer may remove files of superseded commits between our reading
         // the manifest and opening its segments; then read the newer manifest.
         let mut attempt = 0;
@@ -112,7 +126,7 @@ impl Snapshot {
             let Some((_, manifest)) = latest_manifest(dir)? else {
                 return Err(Error::NoIndex(dir.to_owned()));
             };
-            match Self::load(dir, manifest, previous) {
+            match Self::load(dir, manifest, mode, previous) {
                 Err(Error::Io { source, .. })
                     if source.kind() == std::io::ErrorKind::NotFound && attempt < 8 =>
                 {
@@ -123,7 +137,12 @@ impl Snapshot {
         }
     }
 
-    fn load(dir: &Path, manifest: Manifest, previous: Option<&Snapshot>) -> Result<Snapshot> {
+    fn load(
+        dir: &Path,
+        manifest: Manifest,
+        mode: ReadMode,
+        previous: Option<&Snapshot>,
+    ) -> Result<Snapshot> {
         let mut segments = Vec::with_capacity(manifest.segments.len());
         let mut base = 0u64;
         for entry in &manifest.segments {
@@ -132,12 +151,23 @@ impl Snapshot {
                     .iter()
                     .find(|s| s.entry.id == entry.id && p.manifest.schema == manifest.schema)
             });
+            let path = dir.join(manifest::segment_name(entry.id));
             let reader = match reuse {
-                Some(s) => s.reader.clone(),
+                Some(s) => {
+                    // Only the file's length, never the reused bytes: with
+                    // a mapping, touching a truncated file's pages would
+                    // raise SIGBUS.
+                    let len = std::fs::metadata(&path)
+                        .map_err(|e| Error::io(&path, e))?
+                        .len();
+                    if len != entry.file_len {
+                        return Err(wrong_length(&path, len, entry.file_len));
+                    }
+                    s.reader.clone()
+                }
                 None => {
-                    let path = dir.join(manifest::segment_name(entry.id));
-                    let r = SegmentReader::open(&path, &manifest.schema)?;
-                    if r.doc_count() != entry.doc_count || r.file_len() as u64 != entry.file_len {
+                    let r = SegmentReader::open(&path, &manifest.schema, entry.file_len, mode)?;
+                    if r.doc_count() != entry.doc_count {
                         return Err(Error::corrupt(
                             &path,
                             "segment size disagrees with the manifest",
@@ -175,6 +205,7 @@ impl Snapshot {
             dir: dir.to_owned(),
             manifest,
             segments,
+            mode,
             field_tables: (0..fields).map(|_| OnceLock::new()).collect(),
         })
     }
@@ -191,6 +222,11 @@ impl Snapshot {
             Some(cell) => cell.get_or_init(|| Arc::new(init())).clone(),
             None => Arc::new(init()),
         }
+    }
+
+    /// How its segments were read (reopening keeps it).
+    pub fn read_mode(&self) -> ReadMode {
+        self.mode
     }
 
     /// The index directory.

@@ -1,7 +1,8 @@
 //! File-system steps of the writer, each one a point where a failure can be
 //! injected. Tests use [`IoHooks::fail_at`] to stop a commit at every step in
 //! turn (as a crash or a full disk would) and check that the index still
-//! opens as the previous commit or the new one.
+//! opens as the previous commit or the new one, and [`IoHooks::lift`] to
+//! end a full disk and check that the same writer then commits.
 
 use std::fs::{File, OpenOptions};
 use std::path::Path;
@@ -10,26 +11,38 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use crate::error::{Error, Result};
 
 /// Counts file-system steps and fails the one chosen for a test.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct IoHooks {
     steps: AtomicU64,
-    fail_at: Option<u64>,
+    /// The first failing step; [`NEVER`] when none fails.
+    fail_at: AtomicU64,
     once: bool,
+}
+
+const NEVER: u64 = u64::MAX;
+
+impl Default for IoHooks {
+    fn default() -> IoHooks {
+        IoHooks::new()
+    }
 }
 
 impl IoHooks {
     /// Hooks that never fail.
     pub fn new() -> IoHooks {
-        IoHooks::default()
+        IoHooks {
+            steps: AtomicU64::new(0),
+            fail_at: AtomicU64::new(NEVER),
+            once: false,
+        }
     }
 
     /// Hooks whose step number `n` (from 0) and every later step fail with
     /// an injected "no space left on device" error.
     pub fn fail_at(n: u64) -> IoHooks {
         IoHooks {
-            steps: AtomicU64::new(0),
-            fail_at: Some(n),
-            once: false,
+            fail_at: AtomicU64::new(n),
+            ..IoHooks::new()
         }
     }
 
@@ -37,10 +50,15 @@ impl IoHooks {
     /// a full disk that is then cleared).
     pub fn fail_once_at(n: u64) -> IoHooks {
         IoHooks {
-            steps: AtomicU64::new(0),
-            fail_at: Some(n),
+            fail_at: AtomicU64::new(n),
             once: true,
+            ..IoHooks::new()
         }
+    }
+
+    /// Ends the failures: no later step fails (the disk has space again).
+    pub fn lift(&self) {
+        self.fail_at.store(NEVER, Ordering::Relaxed);
     }
 
     /// Steps taken so far.
@@ -50,8 +68,9 @@ impl IoHooks {
 
     fn step(&self, path: &Path) -> Result<()> {
         let n = self.steps.fetch_add(1, Ordering::Relaxed);
-        match self.fail_at {
-            Some(f) if n == f || (n > f && !self.once) => Err(Error::io(
+        match self.fail_at.load(Ordering::Relaxed) {
+            NEVER => Ok(()),
+            f if n == f || (n > f && !self.once) => Err(Error::io(
                 path,
                 std::io::Error::from_raw_os_error(libc::ENOSPC),
             )),

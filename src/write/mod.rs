@@ -29,7 +29,7 @@ use crate::document::{Document, Value};
 use crate::error::{Error, Result};
 use crate::format::manifest::{self, Manifest, SegmentEntry};
 use crate::format::segment::i64_key;
-use crate::read::{LiveSegment, SegmentReader, latest_manifest};
+use crate::read::{LiveSegment, ReadMode, SegmentReader, latest_manifest};
 use crate::schema::{FieldId, FieldType, Schema};
 use buffer::SegmentBuffer;
 pub use io::IoHooks;
@@ -347,20 +347,23 @@ impl IndexWriter {
             }
             Err(e) => {
                 // Nothing references the partial file; remove it, keep the buffer.
-                self.discard_partial(&path, &e);
+                self.discard_partial(id, &e);
                 Err(e)
             }
         }
     }
 
-    /// Removes the partial segment file of a failed write at `path`, unless
-    /// the write failed because the file already existed: then it is not
-    /// this writer's file, and the error says so.
-    fn discard_partial(&self, path: &Path, e: &Error) {
+    /// Removes the partial segment file of a failed write of segment `id`,
+    /// unless the write failed because the file already existed: then it is
+    /// not this writer's file, and the error says so. A partial file that
+    /// cannot be removed now (the next commit's clean-up removes it) keeps
+    /// its id out of use, so that a retry does not collide with it.
+    fn discard_partial(&mut self, id: u64, e: &Error) {
+        let path = self.dir.join(manifest::segment_name(id));
         let existed = matches!(e, Error::Io { path: p, source }
-            if p == path && source.kind() == std::io::ErrorKind::AlreadyExists);
-        if !existed {
-            let _ = self.config.io.remove(path);
+            if *p == path && source.kind() == std::io::ErrorKind::AlreadyExists);
+        if !existed && self.config.io.remove(&path).is_err() {
+            self.next_segment_id = self.next_segment_id.max(id.saturating_add(1));
         }
     }
 
@@ -369,7 +372,12 @@ impl IndexWriter {
             return Ok(r.clone());
         }
         let path = self.dir.join(manifest::segment_name(entry.id));
-        let r = Arc::new(SegmentReader::open(&path, &self.schema)?);
+        let r = Arc::new(SegmentReader::open(
+            &path,
+            &self.schema,
+            entry.file_len,
+            ReadMode::Mmap,
+        )?);
         self.readers.insert(entry.id, r.clone());
         Ok(r)
     }
@@ -389,8 +397,14 @@ impl IndexWriter {
     /// Makes everything added and deleted so far durable and visible to
     /// searchers opened (or reopened) afterwards. Returns the new generation.
     ///
-    /// On error the previous commit stays the index; the writer keeps its
-    /// uncommitted work, so the commit can be retried.
+    /// An error before the new manifest is renamed into place (a full disk
+    /// while flushing, writing tombstones or the manifest) leaves the
+    /// previous commit the index; the writer keeps its uncommitted work, so
+    /// the commit can be retried once the cause is gone. The rename
+    /// publishes the commit: an error after it (making the rename durable,
+    /// or the automatic merge that follows) is still returned, but the
+    /// commit is visible and [`IndexWriter::generation`] has advanced; the
+    /// writer's state follows it, so a retry commits nothing twice.
     pub fn commit(&mut self) -> Result<u64> {
         self.flush()?;
         let new_gen = self.base.generation + 1;
@@ -557,6 +571,10 @@ impl IndexWriter {
 
     /// Merges segments until at most `max_segments` remain (at least 1), and
     /// rewrites a lone segment that has deletions. Commits first.
+    ///
+    /// Errors as [`IndexWriter::commit`]: a failed merge (a full disk) leaves
+    /// the index as the commit left it, removes its partial segment, and can
+    /// be retried.
     pub fn merge(&mut self, max_segments: usize) -> Result<u64> {
         let max_segments = max_segments.max(1);
         self.commit()?;
@@ -606,7 +624,7 @@ impl IndexWriter {
         let (doc_count, file_len) = match merge_segments(&self.schema, &sources, &path, &io) {
             Ok(x) => x,
             Err(e) => {
-                self.discard_partial(&path, &e);
+                self.discard_partial(id, &e);
                 return Err(e);
             }
         };

@@ -39,6 +39,34 @@ pub fn add_id_and_body(schema: &mut Schema, store_body: bool) -> (FieldId, Field
     (id, body)
 }
 
+/// The fields of [`id_body_year`].
+pub struct IdBodyYear {
+    /// A stored, indexed `i64`.
+    pub id: FieldId,
+    /// A stored text field.
+    pub body: FieldId,
+    /// A sortable `i64`.
+    pub year: FieldId,
+}
+
+/// A schema of `id` and `body` (see [`add_id_and_body`], with the body
+/// stored) and `year`, a sortable `i64`.
+pub fn id_body_year() -> (Schema, IdBodyYear) {
+    let mut s = Schema::new();
+    let (id, body) = add_id_and_body(&mut s, true);
+    let year = s
+        .add_field(
+            "year",
+            FieldType::I64,
+            FieldFlags {
+                sortable: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    (s, IdBodyYear { id, body, year })
+}
+
 /// The repository root.
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -151,4 +179,76 @@ pub fn section(bytes: &[u8], kind: u32) -> (usize, usize) {
         .find(|&e| u32::from_le_bytes(bytes[e..e + 4].try_into().unwrap()) == kind)
         .map(|e| (le64(e + 4), le64(e + 12)))
         .expect("section present")
+}
+
+/// Every file name in `dir`, sorted.
+pub fn file_names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    v.sort();
+    v
+}
+
+/// Files in `dir` other than LOCK that the newest manifest does not reference.
+pub fn unreferenced(dir: &Path) -> Vec<String> {
+    let (path, m) = quarry::read::latest_manifest(dir).unwrap().unwrap();
+    let mut keep = vec!["LOCK".to_string()];
+    keep.push(path.file_name().unwrap().to_str().unwrap().to_string());
+    for s in &m.segments {
+        keep.push(quarry::format::manifest::segment_name(s.id));
+        if s.del_gen != 0 {
+            keep.push(quarry::format::manifest::tombstone_name(s.id, s.del_gen));
+        }
+    }
+    file_names(dir)
+        .into_iter()
+        .filter(|n| !keep.contains(n))
+        .collect()
+}
+
+/// The stored `i64` value of field `id` of every live document of the
+/// searcher's snapshot, in doc-number order.
+pub fn live_ids(s: &quarry::Searcher, id: FieldId) -> Vec<i64> {
+    let mut out = Vec::new();
+    for seg in s.snapshot().segments() {
+        for d in 0..seg.entry.doc_count {
+            if seg.is_deleted(d) {
+                continue;
+            }
+            let v = seg.reader.stored(d).unwrap();
+            let (_, v) = v.iter().find(|(f, _)| *f == id).expect("id is stored");
+            out.push(v.as_i64().unwrap());
+        }
+    }
+    out
+}
+
+/// Runs the test `name` of this test binary again in a child process with
+/// `envs` set (the child recognises its role by them), through `wrapper`
+/// (a command and its arguments to run the binary under, or none).
+pub fn rerun_self(name: &str, envs: &[(&str, &str)], wrapper: &[&str]) -> std::process::Output {
+    let exe = std::env::current_exe().expect("current_exe");
+    let mut cmd = match wrapper.split_first() {
+        Some((w, args)) => {
+            let mut c = Command::new(w);
+            c.args(args).arg(exe);
+            c
+        }
+        None => Command::new(exe),
+    };
+    cmd.args(["--exact", name, "--nocapture", "--test-threads=1"])
+        .envs(envs.iter().copied())
+        .output()
+        .expect("run the test binary again")
+}
+
+/// A temporary directory on a memory file system when there is one
+/// (`/dev/shm`), where fsync costs nothing: for tests that commit hundreds
+/// of times and check what is on disk, not what survives a power cut.
+pub fn fast_tempdir() -> tempfile::TempDir {
+    tempfile::tempdir_in("/dev/shm")
+        .or_else(|_| tempfile::tempdir())
+        .expect("a temporary directory")
 }

@@ -1,0 +1,129 @@
+//! Where a segment reader's bytes live: a read-only mapping of the file,
+//! or a copy read into memory when the segment is opened.
+//!
+//! The reader works over one `&[u8]` whatever backs it, and reads every
+//! integer byte-wise (`from_le_bytes` of a copied array, bitpacking over
+//! byte slices), so the backing needs no alignment beyond a byte.
+
+use std::fs::File;
+use std::io::Read;
+use std::path::Path;
+
+use memmap2::Mmap;
+
+use crate::error::{Error, Result};
+
+/// How a searcher's segment files are read.
+///
+/// Both modes give identical results; they differ in what a change to a
+/// committed file behind quarry's back can do (see `docs/FORMAT.md`, "The
+/// file contract").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ReadMode {
+    /// Map each segment file read-only (the default): opening costs no
+    /// copy and the page cache is shared, but a file truncated while
+    /// mapped makes the next access to its lost pages raise `SIGBUS`,
+    /// which kills the process.
+    #[default]
+    Mmap,
+    /// Read each segment file into memory when it is opened (and check its
+    /// CRC once): the searcher never touches the file again, so nothing
+    /// done to the file afterwards can affect it, at the cost of the
+    /// segments' size in memory.
+    Heap,
+}
+
+impl ReadMode {
+    /// Parses `mmap` or `heap`.
+    pub fn from_name(s: &str) -> Option<ReadMode> {
+        Some(match s {
+            "mmap" => ReadMode::Mmap,
+            "heap" => ReadMode::Heap,
+            _ => return None,
+        })
+    }
+
+    /// The default overridden by the environment variable
+    /// `QUARRY_READ=mmap|heap`. An unrecognised value is ignored.
+    pub fn from_env() -> ReadMode {
+        std::env::var("QUARRY_READ")
+            .ok()
+            .as_deref()
+            .and_then(ReadMode::from_name)
+            .unwrap_or_default()
+    }
+}
+
+/// The bytes of one segment file.
+pub(crate) enum Backing {
+    Mmap(Mmap),
+    Heap(Box<[u8]>),
+}
+
+impl std::ops::Deref for Backing {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        match self {
+            Backing::Mmap(m) => m,
+            Backing::Heap(b) => b,
+        }
+    }
+}
+
+/// The `Corrupt` error of a file whose length is not the one recorded for it.
+pub(crate) fn wrong_length(path: &Path, len: u64, expected: u64) -> Error {
+    Error::corrupt(
+        path,
+        format!(
+            "file is {len} bytes, the manifest records {expected}: \
+             it was changed after it was committed"
+        ),
+    )
+}
+
+impl Backing {
+    /// Opens the file at `path`, which the manifest records as
+    /// `expected_len` bytes long, in `mode`. A file of another length is
+    /// `Corrupt` before any byte of it is mapped or read.
+    pub(crate) fn open(path: &Path, expected_len: u64, mode: ReadMode) -> Result<Backing> {
+        let file = File::open(path).map_err(|e| Error::io(path, e))?;
+        let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
+        if len != expected_len {
+            return Err(wrong_length(path, len, expected_len));
+        }
+        let backing = match mode {
+            ReadMode::Mmap => {
+                // SAFETY: the mapping is read-only and the file's length
+                // was just checked against the manifest. Committed segment
+                // files are immutable: the writer creates each with
+                // create_new, fsyncs it, and never opens it for writing
+                // again (it only unlinks files no manifest references,
+                // which leaves existing mappings intact). A process that
+                // truncates or rewrites a committed file behind quarry's
+                // back breaks the file contract of docs/FORMAT.md (a
+                // truncation raises SIGBUS on access, a rewrite gives wrong
+                // answers); `ReadMode::Heap` exists for hosts that cannot
+                // accept that.
+                Backing::Mmap(unsafe { Mmap::map(&file) }.map_err(|e| Error::io(path, e))?)
+            }
+            ReadMode::Heap => {
+                let cap = usize::try_from(expected_len)
+                    .map_err(|_| wrong_length(path, len, expected_len))?;
+                let mut buf = Vec::with_capacity(cap);
+                // One byte more than expected, so that a file that grew
+                // since the check is noticed.
+                (&file)
+                    .take(expected_len + 1)
+                    .read_to_end(&mut buf)
+                    .map_err(|e| Error::io(path, e))?;
+                Backing::Heap(buf.into_boxed_slice())
+            }
+        };
+        // The file may have changed between the check and the mapping or read.
+        if backing.len() as u64 != expected_len {
+            return Err(wrong_length(path, backing.len() as u64, expected_len));
+        }
+        Ok(backing)
+    }
+}
