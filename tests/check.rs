@@ -10,7 +10,7 @@ use quarry::format::segment::{SECTION_NORMS, SECTION_POSTINGS, SECTION_SORT, SEC
 use quarry::*;
 
 mod common;
-use common::{fix_crc, section};
+use common::{Rng, fix_crc, section};
 
 /// An index of three segments (300, 300 and 120 documents) with deletes in
 /// two of them and every field kind: an indexed, stored i64 id, a stored
@@ -387,23 +387,6 @@ fn a_newer_version_is_unsupported_and_the_cli_and_c_api_report_it() {
 
     let empty = tempfile::tempdir().unwrap();
     assert!(matches!(check_index(empty.path()), Err(Error::NoIndex(_))));
-}
-
-/// A seeded splitmix64, so every trial is reproducible.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
 }
 
 #[test]

@@ -20,6 +20,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+mod common;
+use common::Rng;
+
 use quarry::format::manifest;
 use quarry::{Query, SearchRequest, Searcher, SortKey, SortSpec, TotalMode, Value};
 
@@ -30,28 +33,6 @@ const SCHEMA: &str = r#"{"fields": [
   {"name": "body", "type": "text"},
   {"name": "grp", "type": "string", "indexed": true}
 ]}"#;
-
-/// splitmix64: a small seeded generator, independent of any crate.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `lo..hi`.
-    fn range(&mut self, lo: u64, hi: u64) -> u64 {
-        lo + self.next() % (hi - lo)
-    }
-
-    fn chance(&mut self, percent: u64) -> bool {
-        self.next() % 100 < percent
-    }
-}
 
 /// The model of the index: the live documents, id -> group.
 type Model = BTreeMap<i64, String>;
