@@ -107,6 +107,12 @@ pub trait Sink {
         None
     }
 
+    /// `scores` (in any order; the sink may reorder them) are each a
+    /// lower bound of the score of a different live match of this search:
+    /// a sink that keeps the best `k` may leave out whatever scores below
+    /// the `k`-th largest of them, and raise its floor so.
+    fn known_scores(&mut self, _scores: &mut [f32]) {}
+
     /// Whether the sink orders by score alone, so every document it is
     /// offered is scored: a loop may then compute scores in bulk.
     fn ranks_by_score(&self) -> bool {

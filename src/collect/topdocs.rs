@@ -47,6 +47,9 @@ pub struct TopDocsSink<'a> {
     pub tally: Tally,
     /// Documents scored.
     pub scored: u64,
+    /// The largest score below that of `k` matches known to exist
+    /// ([`Sink::known_scores`]): a floor before the queue is full.
+    known: Option<f32>,
 }
 
 impl<'a> TopDocsSink<'a> {
@@ -57,6 +60,7 @@ impl<'a> TopDocsSink<'a> {
             base: 0,
             tally,
             scored: 0,
+            known: None,
         }
     }
 }
@@ -90,7 +94,26 @@ impl Sink for TopDocsSink<'_> {
     }
 
     fn floor(&self) -> Option<f32> {
-        self.top.floor()
+        match (self.top.floor(), self.known) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// `k` documents scoring at least the `k`-th largest of `scores`, `s`,
+    /// exist, and each beats anything scoring less, whatever the document
+    /// numbers: the floor may rise to the largest float below `s` (a
+    /// document scoring `s` itself may still be kept, by a lower number).
+    fn known_scores(&mut self, scores: &mut [f32]) {
+        let k = self.top.capacity();
+        if k == 0 || scores.len() < k {
+            return;
+        }
+        let (_, &mut kth, _) = scores.select_nth_unstable_by(k - 1, |a, b| b.total_cmp(a));
+        if kth > 0.0 && kth.is_finite() {
+            let below = f32::from_bits(kth.to_bits() - 1);
+            self.known = Some(self.known.map_or(below, |f| f.max(below)));
+        }
     }
 
     fn ranks_by_score(&self) -> bool {
@@ -123,6 +146,11 @@ impl TopDocs {
     /// Whether nothing is kept.
     pub fn is_empty(&self) -> bool {
         self.heap.is_empty()
+    }
+
+    /// How many hits it keeps.
+    pub fn capacity(&self) -> usize {
+        self.capacity
     }
 
     /// Whether the queue holds `capacity` hits.
@@ -229,6 +257,33 @@ mod tests {
         for x in v {
             assert_eq!(key_score(score_key(x)).to_bits(), x.to_bits());
         }
+    }
+
+    /// Known scores raise the floor to just below the k-th of them, so a
+    /// document that ties it is still kept (by a lower number), and only
+    /// once k of them are known.
+    #[test]
+    fn known_scores_raise_the_floor_below_the_kth() {
+        let mut top = TopDocs::new(2);
+        let mut sink = TopDocsSink::new(&mut top, Tally::new(u64::MAX));
+        assert_eq!(sink.floor(), None);
+        sink.known_scores(&mut [2.0]);
+        assert_eq!(sink.floor(), None, "fewer than k known");
+        sink.known_scores(&mut [1.0, 3.0, 2.0, 2.0]);
+        let floor = sink.floor().unwrap();
+        assert!(floor < 2.0 && f32::from_bits(floor.to_bits() + 1) == 2.0);
+        // A weaker report never lowers it; the full queue's floor counts
+        // once above it.
+        sink.known_scores(&mut [0.5, 0.5]);
+        assert_eq!(sink.floor(), Some(floor));
+        sink.offer(0, || 5.0);
+        sink.offer(1, || 4.0);
+        assert_eq!(sink.floor(), Some(4.0));
+        // Zero scores say nothing (every score is at least 0).
+        let mut top = TopDocs::new(1);
+        let mut sink = TopDocsSink::new(&mut top, Tally::new(u64::MAX));
+        sink.known_scores(&mut [0.0]);
+        assert_eq!(sink.floor(), None);
     }
 
     proptest! {

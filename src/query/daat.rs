@@ -3,7 +3,7 @@
 
 use crate::collect::{Sink, Window};
 use crate::error::Result;
-use crate::format::postings::{BLOCK_LEN, BadPostings, L2_BLOCKS, Postings};
+use crate::format::postings::{BLOCK_LEN, BadPostings, L2_BLOCKS, MAX_IMPACTS, Postings};
 use crate::kernels;
 use crate::query::Occur;
 use crate::query::bm25::TermWeight;
@@ -335,6 +335,44 @@ impl<'a> TermScorer<'a> {
             }
         }
         best.max(self.list_bound())
+    }
+
+    /// Appends the scores of documents of the list, one per document,
+    /// read from impacts alone: those of the blocks of its best
+    /// second-level run. A block's impacts are its documents' own (tf,
+    /// norm) pairs, each at least one document, when there are fewer than
+    /// [`MAX_IMPACTS`] (a longer frontier is merged into corners that no
+    /// document need have, and such a block adds nothing); pairs differ,
+    /// so their documents do, and blocks hold different documents. These
+    /// are lower bounds of what a query that every document of the list
+    /// matches can give them (the list's own score, with other clauses
+    /// only adding to it).
+    pub fn known_scores(&mut self, out: &mut Vec<f32>) {
+        let p = self.postings;
+        if !p.has_skip_data() || self.is_exhausted() {
+            return;
+        }
+        let mut run = 0;
+        let mut best = f32::NEG_INFINITY;
+        for i in 0..p.num_l2() {
+            let b = self.cached_bound(i, true);
+            if b > best {
+                (run, best) = (i, b);
+            }
+        }
+        let mut impacts = Vec::with_capacity(MAX_IMPACTS);
+        for b in run * L2_BLOCKS..((run + 1) * L2_BLOCKS).min(self.nblocks) {
+            match p.block_impacts(b, &mut impacts) {
+                Ok(()) if impacts.len() < MAX_IMPACTS => {
+                    out.extend(impacts.iter().map(|im| self.weight.score(im.tf, im.norm)))
+                }
+                Ok(()) => {}
+                Err(e) => {
+                    self.err = Some(e);
+                    return;
+                }
+            }
+        }
     }
 
     /// The bound of every document of the list: the largest of its
