@@ -166,3 +166,15 @@ pub(super) unsafe fn intersect_many_into(lists: &[&[u32]], out: &mut Vec<u32>) {
     // SAFETY: AVX2 and POPCNT are available per this function's contract.
     unsafe { generic::intersect_many::<Avx2>(lists, out) }
 }
+
+/// AVX2 positions of keys at or above a threshold (contract of
+/// [`super::positions_ge`]).
+///
+/// # Safety
+///
+/// The CPU must support AVX2 and POPCNT (`is_x86_feature_detected!` for both).
+#[target_feature(enable = "avx2,popcnt")]
+pub(super) unsafe fn positions_ge(keys: &[u32], threshold: u32, out: &mut Vec<u32>) {
+    // SAFETY: AVX2 and POPCNT are available per this function's contract.
+    unsafe { generic::positions_ge::<__m256i>(keys, threshold, out) }
+}

@@ -110,6 +110,55 @@ pub(super) trait Primitives {
     unsafe fn intersect_merge(a: &[u32], b: &[u32], out: &mut Vec<u32>);
 }
 
+/// Lane numbers, loaded as a vector: compressed by a mask, they are the
+/// selected lanes' positions within a group.
+static LANE_INDEX: [u32; LANES] = [0, 1, 2, 3, 4, 5, 6, 7];
+
+/// Appends to `out`, ascending, every position `i` with `keys[i] >=
+/// threshold` (unsigned): a compare and a compressed store per 8 keys, so
+/// the cost does not depend on how many are kept (contract of
+/// [`super::positions_ge`]).
+///
+/// # Safety
+///
+/// The CPU must support `V`'s instruction set.
+#[inline(always)]
+pub(super) unsafe fn positions_ge<V: Vector>(keys: &[u32], threshold: u32, out: &mut Vec<u32>) {
+    let n = keys.len();
+    debug_assert!(u32::try_from(n).is_ok());
+    // Room for every position plus one group's full-width store.
+    out.reserve(n + LANES);
+    let (kp, dst) = (keys.as_ptr(), out.as_mut_ptr());
+    let mut len = out.len();
+    let mut i = 0;
+    // SAFETY: `i + LANES <= n` keeps each group's load in bounds and
+    // LANE_INDEX holds LANES u32s; at most `i` positions were written before
+    // a store at `len`, so it ends by `start + i + LANES <= start + n +
+    // LANES`, within the capacity reserved; each store initialises the
+    // `c <= LANES` elements `len` then grows by, and the tail writes one
+    // element at `len <= start + n`; `ge_mask` returns a mask < 256. The
+    // caller guarantees `V`'s instruction set.
+    unsafe {
+        let t = V::splat(threshold);
+        let lanes = V::load_unaligned(LANE_INDEX.as_ptr());
+        while i + LANES <= n {
+            let mask = V::load_unaligned(kp.add(i)).ge_mask(t);
+            let c = lanes.store_compressed(mask, dst.add(len));
+            for j in len..len + c {
+                *dst.add(j) += i as u32;
+            }
+            len += c;
+            i += LANES;
+        }
+        while i < n {
+            *dst.add(len) = i as u32;
+            len += usize::from(*kp.add(i) >= threshold);
+            i += 1;
+        }
+        out.set_len(len);
+    }
+}
+
 /// Compressed-store lookup table: for each 8-bit mask, the indices of its set
 /// bits packed as nibbles (lowest nibble = first selected lane). 1 KiB.
 pub(super) static COMPRESS_NIBBLES: [u32; 256] = compress_table();
@@ -601,6 +650,7 @@ pub(super) mod portable {
             intersect: super::intersect2::<Portable>,
             intersect3: super::intersect3::<Portable>,
             intersect_many: super::intersect_many::<Portable>,
+            positions_ge: super::positions_ge::<[u32; LANES]>,
         }
     }
 }

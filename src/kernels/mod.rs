@@ -74,6 +74,8 @@ type Intersect2Fn = unsafe fn(&[u32], &[u32], &mut Vec<u32>);
 type Intersect3Fn = unsafe fn(&[u32], &[u32], &[u32], &mut Vec<u32>);
 /// Signature of an n-way intersection kernel (see [`intersect_many_into`]).
 type IntersectManyFn = unsafe fn(&[&[u32]], &mut Vec<u32>);
+/// Signature of a selection kernel (see [`positions_ge`]).
+type PositionsFn = unsafe fn(&[u32], u32, &mut Vec<u32>);
 
 /// Name of the environment variable read by [`Kernels::detect`].
 pub const SIMD_ENV_VAR: &str = "QUARRY_SIMD";
@@ -107,6 +109,7 @@ pub struct Kernels {
     intersect: Intersect2Fn,
     intersect3: Intersect3Fn,
     intersect_many: IntersectManyFn,
+    positions_ge: PositionsFn,
 }
 
 impl fmt::Debug for Kernels {
@@ -124,6 +127,7 @@ impl Kernels {
             intersect: scalar::intersect_into,
             intersect3: scalar::intersect3_into,
             intersect_many: scalar::intersect_many_into,
+            positions_ge: scalar::positions_ge,
         }
     }
 
@@ -139,6 +143,7 @@ impl Kernels {
                     intersect: avx2::intersect_into,
                     intersect3: avx2::intersect3_into,
                     intersect_many: avx2::intersect_many_into,
+                    positions_ge: avx2::positions_ge,
                 });
             }
         }
@@ -195,6 +200,13 @@ impl Kernels {
     pub fn intersect_many_into(&self, lists: &[&[u32]], out: &mut Vec<u32>) {
         // SAFETY: by the struct invariant the pointer is callable on this CPU.
         unsafe { (self.intersect_many)(lists, out) }
+    }
+
+    /// See the free function [`positions_ge`].
+    #[inline]
+    pub fn positions_ge(&self, keys: &[u32], threshold: u32, out: &mut Vec<u32>) {
+        // SAFETY: by the struct invariant the pointer is callable on this CPU.
+        unsafe { (self.positions_ge)(keys, threshold, out) }
     }
 }
 
@@ -271,4 +283,16 @@ pub fn intersect3_into(a: &[u32], b: &[u32], c: &[u32], out: &mut Vec<u32>) {
 #[inline]
 pub fn intersect_many_into(lists: &[&[u32]], out: &mut Vec<u32>) {
     active().intersect_many_into(lists, out)
+}
+
+/// Appends to `out`, ascending, every position `i` (as `u32`) with
+/// `keys[i] >= threshold`, comparing as unsigned integers. `out` is not
+/// cleared first. `keys` may be in any order; it must have fewer than
+/// 2^32 elements. Serves the frequency check of a block's candidates: one
+/// compare per 8 frequencies, so few survivors cost little.
+///
+/// Uses the process-wide [`active`] kernels.
+#[inline]
+pub fn positions_ge(keys: &[u32], threshold: u32, out: &mut Vec<u32>) {
+    active().positions_ge(keys, threshold, out)
 }

@@ -91,3 +91,14 @@ pub(super) fn intersect_many_into(lists: &[&[u32]], out: &mut Vec<u32>) {
     // SAFETY: the scalar primitives need no instruction-set extension.
     unsafe { generic::intersect_many::<Scalar>(lists, out) }
 }
+
+/// Scalar positions of keys at or above a threshold (contract of
+/// [`super::positions_ge`]).
+pub(super) fn positions_ge(keys: &[u32], threshold: u32, out: &mut Vec<u32>) {
+    out.extend(
+        keys.iter()
+            .enumerate()
+            .filter(|&(_, &k)| k >= threshold)
+            .map(|(i, _)| i as u32),
+    );
+}

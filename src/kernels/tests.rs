@@ -369,3 +369,46 @@ proptest! {
         }
     }
 }
+
+fn check_positions(impls: &[Kernels], keys: &[u32], threshold: u32) {
+    let prefix = [9u32, 1];
+    let want: Vec<u32> = prefix
+        .iter()
+        .copied()
+        .chain((0..keys.len() as u32).filter(|&i| keys[i as usize] >= threshold))
+        .collect();
+    for k in impls {
+        let mut out = prefix.to_vec();
+        k.positions_ge(keys, threshold, &mut out);
+        assert_eq!(
+            out,
+            want,
+            "{}: positions_ge(len={}, threshold={threshold})",
+            k.name(),
+            keys.len()
+        );
+    }
+}
+
+#[test]
+fn positions_every_length_and_unsigned_edges() {
+    let impls = implementations();
+    for n in 0..40usize {
+        let keys: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(0x9e37_79b9)).collect();
+        for t in [0, 1, u32::MAX / 2, u32::MAX / 2 + 1, u32::MAX] {
+            check_positions(&impls, &keys, t);
+        }
+    }
+    check_positions(
+        &impls,
+        &[u32::MAX, 0, 0x8000_0000, 0x7fff_ffff, 3, 3, 3, 3, 4],
+        3,
+    );
+}
+
+proptest! {
+    #[test]
+    fn prop_positions_ge(keys in proptest::collection::vec(0u32..12, 0..300), threshold in 0u32..14) {
+        check_positions(&implementations(), &keys, threshold);
+    }
+}

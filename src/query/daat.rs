@@ -165,6 +165,37 @@ impl<'a> TermScorer<'a> {
         self.defer(self.block + n);
     }
 
+    /// Passes without decoding the pending block and those after it, up
+    /// to the end of its second-level run, whose impacts' best key
+    /// ([`TermWeight::key`]) is at most `key_limit`, each read in place
+    /// and compared once (their bounds are not kept: a passed block is
+    /// not looked at again). Returns how many documents were passed.
+    pub fn pass_blocks_under(&mut self, key_limit: f32) -> usize {
+        debug_assert!(self.pending);
+        let (p, w) = (self.postings, self.weight);
+        let (mut b, mut docs) = (self.block, 0);
+        while b < self.nblocks {
+            match p.block_best(b, |tf, norm| w.key(tf, norm)) {
+                Ok((key, _)) if key <= key_limit => {
+                    docs += p.block_len(b);
+                    b += 1;
+                    if b.is_multiple_of(L2_BLOCKS) {
+                        break;
+                    }
+                }
+                Ok(_) => break,
+                Err(e) => {
+                    self.err = Some(e);
+                    break;
+                }
+            }
+        }
+        if b > self.block {
+            self.defer(b);
+        }
+        docs
+    }
+
     /// Whether the list is exhausted (no document left, none pending).
     #[inline]
     pub fn is_exhausted(&self) -> bool {

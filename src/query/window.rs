@@ -73,7 +73,7 @@ use crate::query::Occur;
 use crate::query::bm25::TermWeight;
 use crate::query::daat::{self, NO_MORE, Roles, Scorer, TermScorer};
 use crate::query::plan::{Node, TermNode};
-use crate::query::prune::LeadPrune;
+use crate::query::prune::{self, LeadPrune};
 use crate::read::LiveSegment;
 
 /// Words of the union bitset: one bit per document of an ord block (plus
@@ -100,6 +100,9 @@ pub struct Buffers {
     acc: Vec<f32>,
     /// A sparse window's candidates' scores, by rank.
     sums: Vec<f32>,
+    /// Per clause, its whole-list bound (0 at the lead and for clauses
+    /// that do not score), for the lead's coarse key limit.
+    tmp_bounds: Vec<f32>,
 }
 
 impl Buffers {
@@ -176,6 +179,7 @@ pub fn run<S: Sink>(node: &Node, seg: &LiveSegment, sink: &mut S, buf: &mut Buff
         bounds_of: None,
         min_norm: 0,
         prune: LeadPrune::default(),
+        coarse_key: None,
     };
     ex.known_scores(&required, &should, sink);
     match (required.split_first(), should.as_slice()) {
@@ -209,6 +213,9 @@ struct Exec<'a, 'b> {
     /// The least norm byte of the lead's block, with the bounds.
     min_norm: u8,
     prune: LeadPrune,
+    /// The floor (bits) [`Self::coarse_key_limit`] was computed for, and
+    /// its limit.
+    coarse_key: Option<(u32, f32)>,
 }
 
 impl Exec<'_, '_> {
@@ -415,9 +422,24 @@ impl Exec<'_, '_> {
             return 0;
         }
         let (docs, tfs, norms) = c.rest_with_tfs();
-        for (&d, &tf) in docs[..n].iter().zip(&tfs[..n]) {
-            if lead_competes(w, (limit, min_tf), tf, norms.map_or(0, |x| x[d as usize])) {
-                self.b.matches.push(d);
+        let norm = |d: u32| norms.map_or(0, |x| x[d as usize]);
+        if min_tf <= 1 {
+            for (&d, &tf) in docs[..n].iter().zip(&tfs[..n]) {
+                if w.key(tf, norm(d)) > limit {
+                    self.b.matches.push(d);
+                }
+            }
+        } else {
+            // The frequency threshold first, 8 at a time; then the key
+            // of the few it keeps.
+            let at = &mut self.b.hits;
+            at.clear();
+            kernels::positions_ge(&tfs[..n], min_tf, at);
+            for &i in at.iter() {
+                let (d, tf) = (docs[i as usize], tfs[i as usize]);
+                if w.key(tf, norm(d)) > limit {
+                    self.b.matches.push(d);
+                }
             }
         }
         n - self.b.matches.len()
@@ -495,30 +517,78 @@ impl Exec<'_, '_> {
             }
             let c = &self.cursors[lead];
             let (b, nblocks) = (c.block(), c.postings().num_blocks());
-            let whole_run = b.is_multiple_of(L2_BLOCKS) && b + L2_BLOCKS <= nblocks;
-            let mut passed = None;
-            let sizes: &[usize] = if whole_run { &[L2_BLOCKS, 1] } else { &[1] };
-            for &n in sizes {
-                let c = &self.cursors[lead];
-                let lo = c.block_start(b);
-                let Some(hi) = c.postings().last_doc(b + n - 1) else {
+            let p = *c.postings();
+            let run_end = if b.is_multiple_of(L2_BLOCKS) && b + L2_BLOCKS <= nblocks {
+                Some(b + L2_BLOCKS)
+            } else {
+                None
+            };
+            let range =
+                |s: &Self, end: usize| (s.cursors[lead].block_start(b), p.last_doc(end - 1));
+            let mut len = 0;
+            // A whole second-level run by its summary, then blocks one by
+            // one against the other clauses' list bounds (one key compare
+            // each), then the next block against their bounds over it.
+            if let Some(end) = run_end
+                && let (lo, Some(hi)) = range(self, end)
+                && (self.coarse_bound(lead, lo, hi) <= floor || self.bound_within(lo, hi) <= floor)
+            {
+                len = (b..end).map(|i| p.block_len(i)).sum();
+                self.cursors[lead].pass_blocks(L2_BLOCKS);
+            }
+            if len == 0 {
+                let limit = self.coarse_key_limit(lead, floor);
+                len = self.cursors[lead].pass_blocks_under(limit);
+            }
+            if len == 0 {
+                let (lo, Some(hi)) = range(self, b + 1) else {
                     return;
                 };
-                if self.coarse_bound(lead, lo, hi) <= floor || self.bound_within(lo, hi) <= floor {
-                    passed = Some(n);
-                    break;
+                if self.bound_within(lo, hi) > floor {
+                    return;
                 }
+                len = p.block_len(b);
+                self.cursors[lead].pass_blocks(1);
             }
-            let Some(n) = passed else { return };
-            let p = *self.cursors[lead].postings();
-            let len: usize = (b..b + n).map(|i| p.block_len(i)).sum();
             if prefilter {
                 sink.dropped(len);
             } else {
                 sink.count(len);
             }
-            self.cursors[lead].pass_blocks(n);
         }
+    }
+
+    /// The largest key of the lead's score (`tf * inv[norm]`) at which
+    /// its score plus the other scoring clauses' whole-list bounds (in
+    /// clause order) cannot beat `floor`: a block whose best key is at
+    /// most this is passed, decided exactly as by [`Self::coarse_bound`].
+    /// Computed once per floor (the list bounds stay until a list ends,
+    /// which ends a conjunction, and a union does not lead).
+    fn coarse_key_limit(&mut self, lead: usize, floor: f32) -> f32 {
+        if let Some((bits, limit)) = self.coarse_key
+            && bits == floor.to_bits()
+        {
+            return limit;
+        }
+        let bounds = &mut self.b.tmp_bounds;
+        bounds.clear();
+        for (i, (c, o)) in self.cursors.iter_mut().zip(&self.occurs).enumerate() {
+            let scoring = matches!(o, Occur::Must | Occur::Should);
+            bounds.push(if scoring && i != lead {
+                c.list_bound()
+            } else {
+                0.0
+            });
+        }
+        let limit = prune::exclusive_limit(floor, |x| prune::sum_with(bounds, lead, x));
+        let w = self.cursors[lead].weight();
+        let key = prune::exclusive_limit_near(
+            limit,
+            |_| limit / (w.weight - limit),
+            |x| w.score_of_key(x),
+        );
+        self.coarse_key = Some((floor.to_bits(), key));
+        key
     }
 
     /// Candidates from `lead`, confirmed by the `others` (required).
