@@ -354,7 +354,9 @@ impl<'a> PforRun<'a> {
         }
         packer.decompress(self.packed, out, self.bits);
         let bits = self.bits;
-        self.for_each_exception(|i, high| out[i] |= high << bits)?;
+        // `high` fits in the bits above `bits` (checked; none when `bits` is
+        // 32), so shifting in u64 and truncating is exact.
+        self.for_each_exception(|i, high| out[i] |= (u64::from(high) << bits) as u32)?;
         for t in out.iter_mut() {
             *t = t.wrapping_add(1);
         }
