@@ -693,7 +693,8 @@ impl<'a> Postings<'a> {
         for i in 0..len {
             let delta = super::get_varint(bytes, &mut pos).ok_or(BadPostings("bad tail varint"))?;
             let tf = super::get_varint(bytes, &mut pos).ok_or(BadPostings("bad tail varint"))?;
-            let doc = next + delta;
+            // Saturating: a gap near u64::MAX is out of range, not an overflow.
+            let doc = next.saturating_add(delta);
             if doc >= u64::from(self.max_doc) || tf == 0 || tf > u64::from(u32::MAX) {
                 return Err(BadPostings("tail doc or frequency out of range"));
             }
