@@ -38,9 +38,15 @@ seeds=fuzz/target/seeds
 rm -rf "$seeds"
 QUARRY_FUZZ_SEEDS="$PWD/$seeds" cargo test --test fuzz_smoke every_seed_is_read_through -q
 
-# The scratch files of the targets live here, not in the system's /tmp.
-export TMPDIR="$PWD/fuzz/target/tmp"
-mkdir -p "$TMPDIR"
+# The targets' scratch files (rewritten for every input, fsynced by the
+# writer) go to a memory file system where there is one.
+if [ -d /dev/shm ] && [ -w /dev/shm ]; then
+    TMPDIR=$(mktemp -d /dev/shm/quarry-fuzz.XXXXXX)
+else
+    TMPDIR=$(mktemp -d "$PWD/fuzz/target/tmp.XXXXXX")
+fi
+export TMPDIR
+trap 'rm -rf "$TMPDIR"' EXIT
 for t in "${targets[@]}"; do
     mkdir -p "fuzz/corpus/$t" "fuzz/artifacts/$t"
     echo "fuzz: $t for ${secs}s"
@@ -50,11 +56,10 @@ for t in "${targets[@]}"; do
         -max_total_time="$secs" -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
         -malloc_limit_mb=1024 -artifact_prefix="fuzz/artifacts/$t/" -print_final_stats=1 \
         >"$log" 2>&1 || status=$?
-    grep -E '^#[0-9]+ +(INITED|DONE)|^stat::(number_of_executed_units|peak_rss)' "$log" || true
+    grep -E '^#[0-9]+[[:space:]]+(INITED|DONE)|^stat::(number_of_executed_units|peak_rss)' "$log" || true
     if [ "$status" != 0 ]; then
         tail -40 "$log"
         echo "fuzz: $t failed; the input is in fuzz/artifacts/$t/" >&2
         exit 1
     fi
 done
-rm -rf "$TMPDIR"

@@ -305,8 +305,16 @@ fn mutated_seeds_never_panic() {
                     break;
                 }
             }
-            let r = std::panic::catch_unwind(|| run(&m));
-            assert!(r.is_ok(), "{target} seed {name} round {round} panicked");
+            if std::panic::catch_unwind(|| run(&m)).is_err() {
+                let kept = Path::new(env!("CARGO_TARGET_TMPDIR"))
+                    .join(format!("fuzz-smoke-{target}-{name}-{round}"));
+                std::fs::write(&kept, &m).unwrap();
+                panic!(
+                    "{target} seed {name} round {round} panicked; input in {} \
+                     (keep it in fuzz/regressions/{target}/ with the fix)",
+                    kept.display()
+                );
+            }
         }
     }
 }

@@ -17,7 +17,7 @@ use std::sync::OnceLock;
 
 use quarry::format::manifest::{self, Manifest, SegmentEntry};
 use quarry::format::postings::{BLOCK_LEN, Impact, Postings};
-use quarry::format::{self};
+use quarry::format::{self, segment};
 use quarry::read::{SegmentReader, StoredCache};
 use quarry::{
     ExecMode, FieldId, FieldType, Occur, Operator, Query, Schema, SearchOptions, SearchRequest,
@@ -181,11 +181,18 @@ fn exercise_segment(reader: &SegmentReader, reached: &mut Reached) {
             let _ = col.missing();
         }
     }
+    // In order through one cache (each block decompressed once), then the
+    // values decoded from the bytes as `SegmentReader::stored` does.
     let mut cache = StoredCache::default();
     for d in 0..reader.doc_count() {
-        if reader.stored_bytes(d, &mut cache).is_ok() && reader.stored(d).is_ok() {
+        if let Ok(bytes) = reader.stored_bytes(d, &mut cache)
+            && segment::get_stored_values(bytes).is_some()
+        {
             reached.stored_docs += 1;
         }
+    }
+    for d in [0, reader.doc_count().saturating_sub(1)] {
+        let _ = reader.stored(d);
     }
     let _ = reader.stored_bytes(reader.doc_count(), &mut cache);
     let _ = reader.section_sizes();
@@ -281,9 +288,9 @@ fn search_all(searcher: &Searcher, queries: &[Query], pick: usize, reached: &mut
         .collect();
     let mut spec = SortSpec::new();
     if let Some(&f) = sortable.get(pick % (sortable.len() + 1)) {
-        spec.push(SortKey::Field(f), pick % 2 == 0);
+        spec.push(SortKey::Field(f), pick.is_multiple_of(2));
     }
-    spec.push(SortKey::Score, pick % 3 == 0);
+    spec.push(SortKey::Score, pick.is_multiple_of(3));
     let requests = [
         (None, TotalMode::Exact),
         (None, TotalMode::LowerBound),
@@ -304,8 +311,10 @@ fn search_all(searcher: &Searcher, queries: &[Query], pick: usize, reached: &mut
                 };
                 if let Ok(hits) = s.search(q, &req) {
                     reached.searches += 1;
-                    for h in &hits.hits {
-                        let _ = s.stored(h.doc);
+                    if exec == ExecMode::Auto {
+                        for h in &hits.hits {
+                            let _ = s.stored(h.doc);
+                        }
                     }
                 }
             }
