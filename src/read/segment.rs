@@ -237,7 +237,7 @@ impl SegmentReader {
         let dir_off = u64::from_le_bytes(bytes[end - 8..end].try_into().expect("8"));
         let dir_off = usize::try_from(dir_off)
             .ok()
-            .filter(|&o| o >= format::HEADER_LEN && o + 12 <= end)
+            .filter(|&o| o >= format::HEADER_LEN && o.checked_add(12).is_some_and(|e| e <= end))
             .ok_or_else(|| corrupt(format!("directory offset {dir_off} out of range")))?;
         let mut r = Reader::new(&path, &bytes[dir_off..end - 8]);
         let count = r.u32()? as usize;
