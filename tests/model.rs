@@ -6,6 +6,7 @@ use std::collections::HashMap;
 
 use proptest::prelude::*;
 use quarry::format::norms::{length_to_norm, norm_to_length};
+use quarry::format::postings;
 use quarry::*;
 
 mod common;
@@ -197,12 +198,30 @@ fn eval(q: &Q, d: &ModelDoc, s: &Stats) -> Option<f32> {
     }
 }
 
+/// What one case's index and searches held beyond the model's answers:
+/// whether the layout had the structures the fast paths use, and whether
+/// the fast paths used them.
+#[derive(Clone, Copy, Debug, Default)]
+struct Reached {
+    /// The most packed (full, bit-packed) posting blocks of one term in one
+    /// segment.
+    packed_blocks: usize,
+    /// Some posting list carries skip data and impacts.
+    skip_data: bool,
+    /// Ranked searches that left matching documents unscored (blocks passed
+    /// by their impacts, candidates rejected by their bounds).
+    pruned: usize,
+    /// Of them, searches that left at least a block's worth
+    /// ([`postings::BLOCK_LEN`]) of matching documents unscored.
+    pruned_a_block: usize,
+}
+
 fn check(
     ops: Vec<Op>,
     queries: Vec<(Q, usize, usize)>,
     segment_docs: u32,
     merge_factor: usize,
-) -> Result<(), TestCaseError> {
+) -> Result<Reached, TestCaseError> {
     let dir = tempfile::tempdir().unwrap();
     let mut schema = Schema::new();
     let (idf, body) = common::add_id_and_body(&mut schema, false);
@@ -286,6 +305,17 @@ fn check(
         searcher.num_docs(),
         docs.iter().filter(|d| d.live).count() as u64
     );
+    let mut reached = Reached::default();
+    for seg in searcher.snapshot().segments() {
+        for word in WORDS {
+            if let Some(info) = seg.reader.term(body, word.as_bytes()).unwrap() {
+                let p = seg.reader.postings(&info).unwrap();
+                let packed = (0..p.num_blocks()).filter(|&b| p.is_packed(b)).count();
+                reached.packed_blocks = reached.packed_blocks.max(packed);
+                reached.skip_data |= p.has_skip_data();
+            }
+        }
+    }
     let stats = Stats {
         n_docs: docs.len() as u64,
         df: WORDS
@@ -349,8 +379,34 @@ fn check(
             prop_assert_eq!(&got, &want, "{:?} {:?}", exec, q);
             prop_assert_eq!(hits.total_hits, total);
         }
+        // Free to count less: the fast paths may then leave documents that
+        // cannot enter the page unscored, and must return the same hits.
+        for mode in [TotalMode::LowerBound, TotalMode::AtLeast(5)] {
+            let req = SearchRequest {
+                offset,
+                limit: k,
+                sort: None,
+                total: mode,
+            };
+            let hits = searcher.search(&query, &req).unwrap();
+            let got: Vec<(u64, u32)> = hits
+                .hits
+                .iter()
+                .map(|h| (h.doc, h.score.to_bits()))
+                .collect();
+            prop_assert_eq!(&got, &want, "{:?} {:?}", mode, q);
+            prop_assert!(hits.total_hits <= total, "{:?} {:?}", mode, q);
+            prop_assert!(hits.total_hits >= mode.threshold().min(total));
+            prop_assert!(!hits.total_is_exact || hits.total_hits == total);
+            if hits.scored_docs < total {
+                reached.pruned += 1;
+            }
+            if hits.scored_docs + postings::BLOCK_LEN as u64 <= total {
+                reached.pruned_a_block += 1;
+            }
+        }
     }
-    Ok(())
+    Ok(reached)
 }
 
 proptest! {
@@ -364,6 +420,84 @@ proptest! {
     ) {
         check(ops, queries, segment_docs, merge_factor)?;
     }
+}
+
+/// A Zipf-like word choice: word `w` with probability about
+/// `log(1 + 1/(w + 1)) / log(13)`, so the first few words are in most
+/// documents of a segment and the tail is rare.
+fn zipf_word() -> impl Strategy<Value = usize> {
+    (0u32..1 << 16).prop_map(|x| {
+        let u = f64::from(x) / f64::from(1u32 << 16);
+        ((WORDS.len() as f64 + 1.0).powf(u) - 1.0) as usize
+    })
+}
+
+/// Documents of 0 to 24 Zipf-drawn words (so common words repeat within
+/// a document and lengths vary); some deletes, a commit every few hundred
+/// documents, a rare merge.
+fn large_op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        600 => (proptest::collection::vec(zipf_word(), 0..24), proptest::option::of(0..TAGS.len()))
+            .prop_map(|(words, tag)| Op::Add { words, tag }),
+        8 => (0usize..100_000).prop_map(Op::Delete),
+        2 => Just(Op::Commit),
+        1 => Just(Op::MergeAll),
+    ]
+}
+
+/// The same model on layouts where the fast paths have something to do:
+/// segments of hundreds to thousands of documents, several of them, some
+/// deletes, a skewed vocabulary. Besides every case agreeing with the
+/// model bit for bit, most cases must have built a term with at least two
+/// packed blocks and skip data, and run a ranked search that left matching
+/// documents unscored (`Hits::scored_docs`); at least half, one that left a
+/// block's worth of them unscored.
+#[test]
+fn large_layouts_reach_the_fast_paths_and_match_the_model() {
+    use proptest::test_runner::{Config, FileFailurePersistence, TestRunner};
+    let cases = 16;
+    let mut runner = TestRunner::new(Config {
+        cases,
+        failure_persistence: Some(Box::new(FileFailurePersistence::WithSource("regressions"))),
+        source_file: Some(file!()),
+        ..Config::default()
+    });
+    let totals = std::cell::RefCell::new((0u32, 0u32, 0u32, Vec::new()));
+    let strategy = (
+        proptest::collection::vec(large_op(), 500..2500),
+        proptest::collection::vec((query(), 1usize..15, 0usize..4), 4..12),
+        256u32..1500,
+        prop_oneof![Just(0usize), Just(3usize)],
+    );
+    runner
+        .run(&strategy, |(ops, queries, segment_docs, merge_factor)| {
+            let r = check(ops, queries, segment_docs, merge_factor)?;
+            let mut t = totals.borrow_mut();
+            t.0 += u32::from(r.packed_blocks >= 2 && r.skip_data);
+            t.1 += u32::from(r.pruned > 0);
+            t.2 += u32::from(r.pruned_a_block > 0);
+            t.3.push(r);
+            Ok(())
+        })
+        .unwrap();
+    let (packed, pruned, pruned_a_block, all) = totals.into_inner();
+    let n = all.len() as u32;
+    eprintln!(
+        "{n} cases: {packed} with a term of ≥ 2 packed blocks and skip data, \
+         {pruned} with a search that left matches unscored, \
+         {pruned_a_block} one that left ≥ {} unscored",
+        postings::BLOCK_LEN
+    );
+    assert!(n >= cases, "{n} cases run");
+    assert!(
+        packed * 4 >= n * 3,
+        "{packed} of {n} cases had ≥ 2 packed blocks: {all:?}"
+    );
+    assert!(pruned * 4 >= n * 3, "{pruned} of {n} cases pruned: {all:?}");
+    assert!(
+        pruned_a_block * 2 >= n,
+        "{pruned_a_block} of {n} cases pruned a block's worth: {all:?}"
+    );
 }
 
 #[test]

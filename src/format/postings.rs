@@ -354,7 +354,9 @@ impl<'a> PforRun<'a> {
         }
         packer.decompress(self.packed, out, self.bits);
         let bits = self.bits;
-        self.for_each_exception(|i, high| out[i] |= high << bits)?;
+        // `high` fits in the bits above `bits` (checked; none when `bits` is
+        // 32), so shifting in u64 and truncating is exact.
+        self.for_each_exception(|i, high| out[i] |= (u64::from(high) << bits) as u32)?;
         for t in out.iter_mut() {
             *t = t.wrapping_add(1);
         }
@@ -741,7 +743,8 @@ impl<'a> Postings<'a> {
         for i in 0..len {
             let delta = super::get_varint(bytes, &mut pos).ok_or(BadPostings("bad tail varint"))?;
             let tf = super::get_varint(bytes, &mut pos).ok_or(BadPostings("bad tail varint"))?;
-            let doc = next + delta;
+            // Saturating: a gap near u64::MAX is out of range, not an overflow.
+            let doc = next.saturating_add(delta);
             if doc >= u64::from(self.max_doc) || tf == 0 || tf > u64::from(u32::MAX) {
                 return Err(BadPostings("tail doc or frequency out of range"));
             }

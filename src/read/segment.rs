@@ -431,8 +431,11 @@ impl SegmentReader {
                     return Err(r.err("string sort values offsets out of range"));
                 }
                 for i in 0..n {
-                    if off(i) > off(i + 1)
-                        || std::str::from_utf8(&blob[off(i)..off(i + 1)]).is_err()
+                    // `get`: an offset past the blob is an error (only the
+                    // last one was checked above).
+                    if blob
+                        .get(off(i)..off(i + 1))
+                        .is_none_or(|v| std::str::from_utf8(v).is_err())
                     {
                         return Err(r.err("bad string sort value"));
                     }
