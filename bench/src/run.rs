@@ -292,7 +292,7 @@ impl Engines {
             .map_err(|e| e.to_string())?
             .with_options(SearchOptions {
                 exec: ExecMode::Auto,
-                ..SearchOptions::from_env()
+                ..SearchOptions::from_env().map_err(|e| e.to_string())?
             });
         let oracle = quarry.clone().with_options(SearchOptions {
             exec: ExecMode::Exhaustive,
