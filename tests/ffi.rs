@@ -136,7 +136,7 @@ fn build(name: &str, compiler: &str, flags: &[&str], suffix: &str) -> PathBuf {
         .arg("-g")
         .arg("-I")
         .arg(root().join("include"))
-        .arg(root().join("ffi-tests").join(format!("{name}.c")))
+        .arg(source(name))
         .arg("-o")
         .arg(&out)
         .arg("-L")
@@ -146,6 +146,16 @@ fn build(name: &str, compiler: &str, flags: &[&str], suffix: &str) -> PathBuf {
     assert!(o.status.success(), "compiling {key} failed:\n{}", show(&o));
     built.insert(key, out.clone());
     out
+}
+
+/// `ffi-tests/<name>.cpp` for a C++ program, else `ffi-tests/<name>.c`.
+fn source(name: &str) -> PathBuf {
+    let cpp = root().join("ffi-tests").join(format!("{name}.cpp"));
+    if cpp.exists() {
+        cpp
+    } else {
+        root().join("ffi-tests").join(format!("{name}.c"))
+    }
 }
 
 fn build_c99(name: &str) -> PathBuf {
@@ -388,6 +398,33 @@ fn c_tests_under_valgrind() {
         "valgrind missed a double free:\n{}",
         show(&o)
     );
+}
+
+/// A new user's first C++ program (RAII handles, exceptions, a ranked
+/// and a sorted search), from the README and the header alone, built as
+/// C++17 with every warning an error, run plain and under valgrind.
+#[test]
+fn a_first_cxx_program_runs_clean_and_valgrind_clean() {
+    if !tool_available("g++", "the C++ program") {
+        return;
+    }
+    let bin = build("cxx_first", "g++", &["-std=c++17"], "-cxx17");
+    let o = run_program(&[], &bin, &[], &[]);
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        "Address 1862\nAddress 1801\n"
+    );
+    if !tool_available("valgrind", "the C++ program under valgrind") {
+        return;
+    }
+    let vg = [
+        "valgrind",
+        "-q",
+        "--error-exitcode=9",
+        "--leak-check=full",
+        "--errors-for-leak-kinds=definite",
+    ];
+    run_program(&vg, &bin, &[], &[]);
 }
 
 #[test]

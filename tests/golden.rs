@@ -353,6 +353,82 @@ fn golden_v1_blocks_pin_packed_blocks_skips_impacts_and_ord_widths() {
 // v1-damaged: single damaged files laid over the v1 golden index.
 // ---------------------------------------------------------------------------
 
+fn ord32_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/v1-ord32")
+}
+
+/// One segment of 65,600 documents, each with the word "x" and one of as
+/// many distinct values of a sortable i64 field: the widest ord width (32 bits,
+/// past 65,536 values), which `v1-blocks` cannot hold at its size. Values
+/// are a permutation, so the ords are not the document order.
+fn build_ord32(dir: &Path) {
+    let mut schema = Schema::new();
+    let body = schema
+        .add_field(
+            "body",
+            FieldType::Text,
+            FieldFlags {
+                stored: false,
+                indexed: true,
+                sortable: false,
+            },
+        )
+        .unwrap();
+    let v = schema
+        .add_field(
+            "v",
+            FieldType::I64,
+            FieldFlags {
+                stored: false,
+                indexed: false,
+                sortable: true,
+            },
+        )
+        .unwrap();
+    let config = WriterConfig {
+        max_docs_per_segment: None,
+        merge_factor: 0,
+        ..Default::default()
+    };
+    let mut w = IndexWriter::create(dir, &schema, config).unwrap();
+    const N: i64 = 65_600;
+    for n in 0..N {
+        let mut d = Document::new();
+        // 7919 is prime to N: a permutation of 0..N, spread out.
+        d.add_str(body, "x").add_i64(v, (n * 7919) % N - 30_000);
+        w.add_document(&d).unwrap();
+    }
+    w.commit().unwrap();
+}
+
+fn ord32_results(dir: &Path) -> String {
+    let s = Searcher::open(dir).unwrap();
+    let v = s.schema().field("v").unwrap();
+    let x = Query::term(s.schema().field("body").unwrap(), "x");
+    let mut out = String::new();
+    for (desc, offset) in [(true, 0), (false, 0), (false, 65_590), (true, 32_800)] {
+        let mut spec = SortSpec::new();
+        spec.push(SortKey::Field(v), desc);
+        let req = SearchRequest {
+            offset,
+            limit: 5,
+            sort: Some(spec),
+            total: TotalMode::Exact,
+        };
+        out += &pinned_hits(&s, &format!("v desc={desc} offset={offset}"), &x, &req);
+    }
+    out
+}
+
+#[test]
+fn golden_v1_ord32_pins_the_widest_ord_width() {
+    let golden = ord32_dir();
+    golden_round_trip(&golden, build_ord32, ord32_results);
+    let r = quarry::check::check_index(&golden).unwrap();
+    assert!(r.is_clean(), "{:?}", r.problems);
+    assert_eq!(r.structures.ord_widths, [32]);
+}
+
 fn damaged_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/v1-damaged")
 }
