@@ -372,18 +372,22 @@ fn python_ctypes_smoke() {
     assert!(o.stderr.is_empty(), "stderr:\n{}", show(&o));
 }
 
+/// valgrind as the C tests run under it: an error, or a definite leak,
+/// exits 9.
+const VALGRIND: [&str; 5] = [
+    "valgrind",
+    "-q",
+    "--error-exitcode=9",
+    "--leak-check=full",
+    "--errors-for-leak-kinds=definite",
+];
+
 #[test]
 fn c_tests_under_valgrind() {
     if !tool_available("valgrind", "the valgrind run") {
         return;
     }
-    let vg = [
-        "valgrind",
-        "-q",
-        "--error-exitcode=9",
-        "--leak-check=full",
-        "--errors-for-leak-kinds=definite",
-    ];
+    let vg = VALGRIND;
     run_program(&vg, &build_c99("lifecycle"), &[], &[]);
     run_program(&vg, &build_c99("errors"), &[], &[]);
     run_program(&vg, &build_c99("panic"), &[], &[]);
@@ -417,13 +421,7 @@ fn a_first_cxx_program_runs_clean_and_valgrind_clean() {
     if !tool_available("valgrind", "the C++ program under valgrind") {
         return;
     }
-    let vg = [
-        "valgrind",
-        "-q",
-        "--error-exitcode=9",
-        "--leak-check=full",
-        "--errors-for-leak-kinds=definite",
-    ];
+    let vg = VALGRIND;
     run_program(&vg, &bin, &[], &[]);
 }
 
