@@ -454,7 +454,7 @@ impl Searcher {
         if self.options.exec == ExecMode::Exhaustive {
             let mut all = CollectAll {
                 spec,
-                keep_score: spec.track_scores || spec.rules.iter().any(|r| r.key == SortKey::Score),
+                keep_score: spec.needs_score(),
                 seg: None,
                 hits: Vec::new(),
             };

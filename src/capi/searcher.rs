@@ -2,7 +2,6 @@
 //! number of threads.
 
 use super::hits::{new_hits, quarry_hits};
-use super::indexer::path_arg;
 use super::query::quarry_query;
 use super::sort::quarry_sort;
 use super::status::quarry_status;
@@ -69,15 +68,8 @@ pub unsafe extern "C" fn quarry_searcher_open(
     path_len: usize,
     out: *mut *mut quarry_searcher,
 ) -> quarry_status {
-    guard(|| {
-        // SAFETY: the caller guarantees `path` is readable for `path_len` bytes.
-        let dir = unsafe { path_arg(path, path_len, "path") }?;
-        check_out(out, "out")?;
-        let searcher = Searcher::open(dir)?;
-        // SAFETY: `out` was checked non-NULL; the caller guarantees it is writable.
-        unsafe { write_out(out, into_handle::<quarry_searcher>(searcher)) };
-        Ok(())
-    })
+    // SAFETY: the same contract as this function's, with no flags.
+    unsafe { super::open_options::quarry_searcher_open_with(path, path_len, 0, out) }
 }
 
 /// Opens a new searcher on the newest commit of the same index, sharing

@@ -301,8 +301,7 @@ impl<'a> SortCollector<'a> {
             // but still give each hit its sort values.
             rules.push(rule);
         }
-        let needs_score =
-            spec.track_scores || rules.iter().any(|r| matches!(r, Rule::Score { .. }));
+        let needs_score = spec.needs_score();
         let fields = rules
             .iter()
             .filter(|r| matches!(r, Rule::Field { .. }))

@@ -55,6 +55,12 @@ impl SortSpec {
         self
     }
 
+    /// Whether its hits need BM25 scores: a score rule orders by them, or
+    /// [`SortSpec::track_scores`] asks for them.
+    pub fn needs_score(&self) -> bool {
+        self.track_scores || self.rules.iter().any(|r| r.key == SortKey::Score)
+    }
+
     /// Whether this is exactly the default order: score descending, then
     /// doc ascending.
     pub fn is_score_order(&self) -> bool {

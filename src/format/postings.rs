@@ -776,35 +776,29 @@ fn best_of_impacts(
     count: Option<usize>,
     key: impl Fn(u32, u8) -> f32,
 ) -> Result<(f32, u8), BadPostings> {
-    let (mut best, mut least) = (f32::NEG_INFINITY, u8::MAX);
+    const NONE: (f32, u8) = (f32::NEG_INFINITY, u8::MAX);
+    let fold = |(best, least): (f32, u8), tf: u32, norm: u8| {
+        let k = key(tf, norm);
+        (if k > best { k } else { best }, least.min(norm))
+    };
     // Most frequencies are under 128, so most pairs are two bytes, a
     // one-byte varint and the norm: read them as such, and fall back to
     // the general reader when any frequency byte says otherwise.
     if let Some(c) = count.filter(|&c| c > 0 && c <= MAX_IMPACTS)
         && let Some(pairs) = bytes.get(off..off + 2 * c)
     {
-        let mut high = 0u8;
-        for pair in pairs.chunks_exact(2) {
-            high |= pair[0];
-            least = least.min(pair[1]);
-            let k = key(u32::from(pair[0]), pair[1]);
-            if k > best {
-                best = k;
-            }
+        let (mut acc, mut high) = (NONE, 0u8);
+        for p in pairs.chunks_exact(2) {
+            high |= p[0];
+            acc = fold(acc, u32::from(p[0]), p[1]);
         }
         if high < 0x80 {
-            return Ok((best, least));
+            return Ok(acc);
         }
-        (best, least) = (f32::NEG_INFINITY, u8::MAX);
     }
-    visit_impacts(bytes, off, count, |i| {
-        least = least.min(i.norm);
-        let k = key(i.tf, i.norm);
-        if k > best {
-            best = k;
-        }
-    })?;
-    Ok((best, least))
+    let mut acc = NONE;
+    visit_impacts(bytes, off, count, |i| acc = fold(acc, i.tf, i.norm))?;
+    Ok(acc)
 }
 
 /// Calls `f` with each impact pair stored at `off` (`count` of them, or a

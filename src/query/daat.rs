@@ -63,8 +63,9 @@ pub struct TermScorer<'a> {
     min_norms: Vec<u8>,
     /// The block [`Self::block_of`] found last.
     shallow: std::cell::Cell<usize>,
-    /// The bound of the whole list, once computed.
-    list_bound: Option<f32>,
+    /// The second-level run with the largest bound, and the bound (the
+    /// whole list's), once computed.
+    best_run: Option<(usize, f32)>,
 }
 
 impl<'a> TermScorer<'a> {
@@ -87,7 +88,7 @@ impl<'a> TermScorer<'a> {
             bounds: Vec::new(),
             min_norms: Vec::new(),
             shallow: std::cell::Cell::new(0),
-            list_bound: None,
+            best_run: None,
         };
         s.load(0);
         s
@@ -325,7 +326,7 @@ impl<'a> TermScorer<'a> {
     }
 
     /// The best score of any document in `lo..=hi` (at or after the
-    /// current block): its blocks' impacts' [`TermWeight::bound`], without
+    /// current block): the best score of its blocks' impacts, without
     /// decoding them. This is the one place block bounds are computed.
     /// Whole second-level runs inside the range count by their summary;
     /// a range that needs more than `BOUND_STEPS` (8) reads gets the
@@ -383,14 +384,7 @@ impl<'a> TermScorer<'a> {
         if !p.has_skip_data() || self.is_exhausted() {
             return;
         }
-        let mut run = 0;
-        let mut best = f32::NEG_INFINITY;
-        for i in 0..p.num_l2() {
-            let b = self.cached_bound(i, true);
-            if b > best {
-                (run, best) = (i, b);
-            }
-        }
+        let (run, _) = self.best_run();
         let mut impacts = Vec::with_capacity(MAX_IMPACTS);
         for b in run * L2_BLOCKS..((run + 1) * L2_BLOCKS).min(self.nblocks) {
             match p.block_impacts(b, &mut impacts) {
@@ -416,18 +410,27 @@ impl<'a> TermScorer<'a> {
         if !self.postings.has_skip_data() {
             return self.weight.weight;
         }
-        if let Some(b) = self.list_bound {
-            return b;
+        self.best_run().1
+    }
+
+    /// The second-level run with the largest bound, and that bound (the
+    /// list's): computed once. Lists with skip data only.
+    fn best_run(&mut self) -> (usize, f32) {
+        if let Some(best) = self.best_run {
+            return best;
         }
-        let mut best = f32::NEG_INFINITY;
+        let mut best = (0, f32::NEG_INFINITY);
         for i in 0..self.postings.num_l2() {
-            best = best.max(self.cached_bound(i, true));
+            let b = self.cached_bound(i, true);
+            if b > best.1 {
+                best = (i, b);
+            }
         }
-        self.list_bound = Some(best);
+        self.best_run = Some(best);
         best
     }
 
-    /// [`TermWeight::bound`] of block `b`'s impacts, or with `run`, of
+    /// The best score of block `b`'s impacts, or with `run`, of
     /// second-level run `b`'s; each computed once per scorer. A block's
     /// least norm is read with its bound. (Reading a whole run's blocks at
     /// the second read of one was measured slower: windows skip most
@@ -443,9 +446,9 @@ impl<'a> TermScorer<'a> {
         if !cached.is_nan() {
             return cached;
         }
-        // The same function as the score, over the stored impacts: the
-        // bound of `TermWeight::bound`, read without storing them, the
-        // best key first and then its score.
+        // The same function as the score, over the stored impacts, read
+        // without storing them: the best key first, then its score (the
+        // best score, as the score is monotone in the key).
         let w = self.weight;
         let key = |tf, norm| w.key(tf, norm);
         if run {
@@ -474,7 +477,7 @@ impl<'a> TermScorer<'a> {
         f32::INFINITY
     }
 
-    /// [`TermWeight::bound`] of block `b`'s impacts.
+    /// The best score of block `b`'s impacts.
     fn block_bound(&mut self, b: usize) -> f32 {
         self.cached_bound(b, false)
     }

@@ -25,6 +25,8 @@
 //! before its norm is loaded. (A table of 64 frequency buckets over a
 //! monotone function is this threshold.)
 
+use crate::query::bm25::TermWeight;
+
 /// The largest non-negative `x` with `bound(x) <= floor`, for a `bound`
 /// monotone non-decreasing over the non-negative floats: `NEG_INFINITY`
 /// when even `bound(0) > floor` (nothing can be rejected, as every score
@@ -76,6 +78,16 @@ pub fn min_tf(limit: f32, score: impl Fn(u32) -> f32) -> u32 {
     }
     // Thresholds are small: gallop up from 1.
     last_failing(1, u32::MAX, 1, fails) + 1
+}
+
+/// The largest key (the part of a term's score that depends on the
+/// document, [`TermWeight::key`]) whose score is at most `limit`: a
+/// candidate whose key is at or under it cannot beat `limit`, decided
+/// without a division (the score is monotone in the key).
+/// `NEG_INFINITY` when every key beats it.
+pub fn key_limit(limit: f32, w: &TermWeight) -> f32 {
+    // w - w / (1 + x) = p at x = p / (w - p): the search starts there.
+    exclusive_limit_near(limit, |_| limit / (w.weight - limit), |x| w.score_of_key(x))
 }
 
 /// The largest `x` in `lo..hi` for which `fails(x)` holds, where `fails`
@@ -161,23 +173,13 @@ impl LeadPrune {
         self.limit
     }
 
-    /// The largest key (the part of the lead's score that depends on the
-    /// document, `tf * inv[norm]` for BM25) whose score, by `score_of_key`
-    /// (monotone non-decreasing), is at most `limit` (from
-    /// [`Self::limit`]), in window `window`: a candidate whose key is at
-    /// or under it cannot compete, decided without a division. `guess`
-    /// maps the limit to a key near the answer.
+    /// [`key_limit`] of `limit` (from [`Self::limit`]) for the lead
+    /// weighted `w`, in window `window`.
     #[inline]
-    pub fn key_limit(
-        &mut self,
-        limit: f32,
-        window: u64,
-        guess: impl Fn(f32) -> f32,
-        score_of_key: impl Fn(f32) -> f32,
-    ) -> f32 {
+    pub fn key_limit(&mut self, limit: f32, window: u64, w: &TermWeight) -> f32 {
         let key = (limit.to_bits(), window);
         if self.key_key != Some(key) {
-            self.key_limit = exclusive_limit_near(limit, |_| guess(limit), score_of_key);
+            self.key_limit = key_limit(limit, w);
             self.key_key = Some(key);
         }
         self.key_limit
@@ -199,7 +201,6 @@ impl LeadPrune {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::query::bm25::TermWeight;
     use proptest::prelude::*;
 
     /// Floats near `x`: a few ULPs either side.
@@ -283,8 +284,11 @@ mod tests {
         ) {
             let w = TermWeight::new(10_000, df, 3_000_000, true);
             let mut prune = LeadPrune::default();
-            let guess = |p: f32| p / (w.weight - p) + guess_off;
-            let kl = prune.key_limit(limit, 3, guess, |x| w.score_of_key(x));
+            let kl = prune.key_limit(limit, 3, &w);
+            // Any start of the search gives the same limit.
+            let guess = |_: f32| limit / (w.weight - limit) + guess_off;
+            let elsewhere = exclusive_limit_near(limit, guess, |x| w.score_of_key(x));
+            prop_assert_eq!(elsewhere.to_bits(), kl.to_bits());
             let mut keys: Vec<f32> = docs.iter().map(|&(tf, n)| w.key(tf, n)).collect();
             keys.extend(around(kl.max(0.0)));
             keys.extend(around((limit / (w.weight - limit)).max(0.0)));

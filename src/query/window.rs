@@ -101,8 +101,8 @@ pub struct Buffers {
     /// A sparse window's candidates' scores, by rank.
     sums: Vec<f32>,
     /// Per clause, its whole-list bound (0 at the lead and for clauses
-    /// that do not score), for the lead's coarse key limit.
-    tmp_bounds: Vec<f32>,
+    /// that do not score), for the lead's coarse limits.
+    list_bounds: Vec<f32>,
 }
 
 impl Buffers {
@@ -179,7 +179,7 @@ pub fn run<S: Sink>(node: &Node, seg: &LiveSegment, sink: &mut S, buf: &mut Buff
         bounds_of: None,
         min_norm: 0,
         prune: LeadPrune::default(),
-        coarse_key: None,
+        coarse: None,
     };
     ex.known_scores(&required, &should, sink);
     match (required.split_first(), should.as_slice()) {
@@ -213,9 +213,9 @@ struct Exec<'a, 'b> {
     /// The least norm byte of the lead's block, with the bounds.
     min_norm: u8,
     prune: LeadPrune,
-    /// The floor (bits) [`Self::coarse_key_limit`] was computed for, and
-    /// its limit.
-    coarse_key: Option<(u32, f32)>,
+    /// The floor (bits) [`Self::coarse_limits`] were computed for, and
+    /// they.
+    coarse: Option<(u32, (f32, f32))>,
 }
 
 impl Exec<'_, '_> {
@@ -340,23 +340,6 @@ impl Exec<'_, '_> {
         sum
     }
 
-    /// A cheaper bound than [`Self::bound_within`] for the lead's range
-    /// `lo..=hi`: the lead's bound over it and the other scoring clauses'
-    /// bounds over their whole lists (computed once), in clause order.
-    fn coarse_bound(&mut self, lead: usize, lo: u32, hi: u32) -> f32 {
-        let mut sum = 0.0f32;
-        for (i, (c, o)) in self.cursors.iter_mut().zip(&self.occurs).enumerate() {
-            if matches!(o, Occur::Must | Occur::Should) {
-                sum += if i == lead {
-                    c.bound_until(lo, hi)
-                } else {
-                    c.list_bound()
-                };
-            }
-        }
-        sum
-    }
-
     /// The current window's clause bounds (in `b.bounds`) and the lead
     /// block's least norm, computed once per window.
     #[inline]
@@ -380,12 +363,7 @@ impl Exec<'_, '_> {
         let min_tf = self
             .prune
             .min_tf(limit, self.min_norm, |tf, n| w.score(tf, n));
-        // w - w / (1 + x) = p at x = p / (w - p).
-        let guess = |p: f32| p / (w.weight - p);
-        let key_limit = self
-            .prune
-            .key_limit(limit, self.window, guess, |x| w.score_of_key(x));
-        (key_limit, min_tf)
+        (self.prune.key_limit(limit, self.window, w), min_tf)
     }
 
     /// Whether `doc`, a match of the current window, may beat `floor`:
@@ -422,10 +400,10 @@ impl Exec<'_, '_> {
             return 0;
         }
         let (docs, tfs, norms) = c.rest_with_tfs();
-        let norm = |d: u32| norms.map_or(0, |x| x[d as usize]);
+        let competes = |d: u32, tf: u32| w.key(tf, norms.map_or(0, |x| x[d as usize])) > limit;
         if min_tf <= 1 {
             for (&d, &tf) in docs[..n].iter().zip(&tfs[..n]) {
-                if w.key(tf, norm(d)) > limit {
+                if competes(d, tf) {
                     self.b.matches.push(d);
                 }
             }
@@ -437,7 +415,7 @@ impl Exec<'_, '_> {
             kernels::positions_ge(&tfs[..n], min_tf, at);
             for &i in at.iter() {
                 let (d, tf) = (docs[i as usize], tfs[i as usize]);
-                if w.key(tf, norm(d)) > limit {
+                if competes(d, tf) {
                     self.b.matches.push(d);
                 }
             }
@@ -529,16 +507,17 @@ impl Exec<'_, '_> {
             // A whole second-level run by its summary, then blocks one by
             // one against the other clauses' list bounds (one key compare
             // each), then the next block against their bounds over it.
+            let (coarse, coarse_key) = self.coarse_limits(lead, floor);
             if let Some(end) = run_end
                 && let (lo, Some(hi)) = range(self, end)
-                && (self.coarse_bound(lead, lo, hi) <= floor || self.bound_within(lo, hi) <= floor)
+                && (self.cursors[lead].bound_until(lo, hi) <= coarse
+                    || self.bound_within(lo, hi) <= floor)
             {
                 len = (b..end).map(|i| p.block_len(i)).sum();
                 self.cursors[lead].pass_blocks(L2_BLOCKS);
             }
             if len == 0 {
-                let limit = self.coarse_key_limit(lead, floor);
-                len = self.cursors[lead].pass_blocks_under(limit);
+                len = self.cursors[lead].pass_blocks_under(coarse_key);
             }
             if len == 0 {
                 let (lo, Some(hi)) = range(self, b + 1) else {
@@ -558,19 +537,21 @@ impl Exec<'_, '_> {
         }
     }
 
-    /// The largest key of the lead's score (`tf * inv[norm]`) at which
-    /// its score plus the other scoring clauses' whole-list bounds (in
-    /// clause order) cannot beat `floor`: a block whose best key is at
-    /// most this is passed, decided exactly as by [`Self::coarse_bound`].
-    /// Computed once per floor (the list bounds stay until a list ends,
-    /// which ends a conjunction, and a union does not lead).
-    fn coarse_key_limit(&mut self, lead: usize, floor: f32) -> f32 {
-        if let Some((bits, limit)) = self.coarse_key
+    /// The largest lead score, and the largest lead key (`tf *
+    /// inv[norm]`), at which the lead's score plus the other scoring
+    /// clauses' whole-list bounds (in clause order) cannot beat `floor`:
+    /// the coarse check, a lead range bounded by at most the first (a
+    /// block whose best key is at most the second) being passed without
+    /// the other clauses' bounds over it. Computed once per floor (the
+    /// list bounds stay until a list ends, which ends a conjunction, and
+    /// a union does not lead).
+    fn coarse_limits(&mut self, lead: usize, floor: f32) -> (f32, f32) {
+        if let Some((bits, limits)) = self.coarse
             && bits == floor.to_bits()
         {
-            return limit;
+            return limits;
         }
-        let bounds = &mut self.b.tmp_bounds;
+        let bounds = &mut self.b.list_bounds;
         bounds.clear();
         for (i, (c, o)) in self.cursors.iter_mut().zip(&self.occurs).enumerate() {
             let scoring = matches!(o, Occur::Must | Occur::Should);
@@ -581,14 +562,9 @@ impl Exec<'_, '_> {
             });
         }
         let limit = prune::exclusive_limit(floor, |x| prune::sum_with(bounds, lead, x));
-        let w = self.cursors[lead].weight();
-        let key = prune::exclusive_limit_near(
-            limit,
-            |_| limit / (w.weight - limit),
-            |x| w.score_of_key(x),
-        );
-        self.coarse_key = Some((floor.to_bits(), key));
-        key
+        let limits = (limit, prune::key_limit(limit, self.cursors[lead].weight()));
+        self.coarse = Some((floor.to_bits(), limits));
+        limits
     }
 
     /// Candidates from `lead`, confirmed by the `others` (required).
