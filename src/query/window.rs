@@ -193,6 +193,7 @@ pub fn run<S: Sink>(node: &Node, seg: &LiveSegment, sink: &mut S, buf: &mut Buff
         min_norm: 0,
         prune: LeadPrune::default(),
         coarse: None,
+        thinned: None,
     };
     ex.known_scores(&required, &should, sink);
     match (required.split_first(), should.as_slice()) {
@@ -229,6 +230,10 @@ struct Exec<'a, 'b> {
     /// The floor (bits) [`Self::coarse_limits`] were computed for, and
     /// they.
     coarse: Option<(u32, (f32, f32))>,
+    /// The floor (bits) the current window's lead documents were thinned
+    /// under by [`Self::prefilter_lead`], if they were: under the same
+    /// floor, each of them competes.
+    thinned: Option<u32>,
 }
 
 impl Exec<'_, '_> {
@@ -390,6 +395,9 @@ impl Exec<'_, '_> {
         let Some(lead) = self.lead else {
             return true;
         };
+        if self.thinned == Some(floor.to_bits()) {
+            return true;
+        }
         let (limit, min_tf) = self.lead_limits(lead, floor);
         if limit == f32::NEG_INFINITY {
             return true;
@@ -412,6 +420,7 @@ impl Exec<'_, '_> {
             self.b.matches.extend_from_slice(&c.block_rest()[..n]);
             return 0;
         }
+        self.thinned = Some(floor.to_bits());
         let (docs, tfs, norms) = c.rest_with_tfs();
         let competes = |d: u32, tf: u32| w.key(tf, norms.map_or(0, |x| x[d as usize])) > limit;
         if min_tf <= 1 {
@@ -613,6 +622,7 @@ impl Exec<'_, '_> {
                 }
             };
             let n = count_below(docs, end);
+            self.thinned = None;
             let hi = docs[n - 1];
             self.window += 1;
             self.span = (first, hi);
