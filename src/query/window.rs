@@ -376,12 +376,11 @@ impl Exec<'_, '_> {
     #[inline]
     fn lead_limits(&mut self, lead: usize, floor: f32) -> (f32, u32) {
         self.window_bounds(lead);
-        let limit = self.prune.limit(floor, self.window, lead, &self.b.bounds);
         let w = self.cursors[lead].weight();
-        let min_tf = self
+        let key_limit = self
             .prune
-            .min_tf(limit, self.min_norm, |tf, n| w.score(tf, n));
-        (self.prune.key_limit(limit, self.window, w), min_tf)
+            .key_limit(floor, self.window, lead, &self.b.bounds, w);
+        (key_limit, self.prune.min_tf(key_limit, self.min_norm, w))
     }
 
     /// Whether `doc`, a match of the current window, may beat `floor`:
@@ -1090,7 +1089,7 @@ impl Exec<'_, '_> {
     /// best score is its clause's score plus the non-essential clauses'
     /// window bounds (in `b.bounds`), summed in clause order, and the
     /// limit is the largest key at which that cannot beat the floor
-    /// ([`prune::exclusive_limit`], then [`prune::key_limit`]); with every
+    /// ([`prune::slot_key_limit`]); with every
     /// clause essential it is the floor's key limit, kept while the floor
     /// stays. Most documents of a union hold one term: each such document
     /// costs a key compare instead of a score and an offer (seq-2 OR,
@@ -1125,9 +1124,11 @@ impl Exec<'_, '_> {
                     lone_keys[i] = (floor.to_bits(), prune::key_limit(floor, w));
                 }
             } else {
-                let limit = prune::exclusive_limit(floor, |x| prune::sum_with(tmp_bounds, i, x));
                 // Not kept: the bounds change with the window.
-                lone_keys[i] = (f32::NAN.to_bits(), prune::key_limit(limit, w));
+                lone_keys[i] = (
+                    f32::NAN.to_bits(),
+                    prune::slot_key_limit(floor, tmp_bounds, i, w),
+                );
             }
         }
         true
