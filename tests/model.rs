@@ -84,7 +84,7 @@ enum Q {
     RangeN(bool, Bound<i64>, Bound<i64>),
     /// A range of the f64 values (sort column).
     RangeX(Bound<usize>, Bound<usize>),
-    /// A range of tags, on tag_idx (dictionary) or tag (sort column);
+    /// A range of tags, on tag_idx (dictionary) or tag_sort (sort column);
     /// ends are tags or prefixes.
     RangeTag(bool, Bound<&'static str>, Bound<&'static str>),
     All,
@@ -158,6 +158,7 @@ struct Fields {
     body: FieldId,
     tag: FieldId,
     tag_idx: FieldId,
+    tag_sort: FieldId,
     n_idx: FieldId,
     n_sort: FieldId,
     x: FieldId,
@@ -187,7 +188,7 @@ fn to_query(q: &Q, f: &Fields) -> Query {
             h.map(|i| Value::F64(XS[i])),
         ),
         Q::RangeTag(idx, l, h) => Query::range(
-            if *idx { f.tag_idx } else { tag },
+            if *idx { f.tag_idx } else { f.tag_sort },
             l.map(|s| Value::Str(s.to_owned())),
             h.map(|s| Value::Str(s.to_owned())),
         ),
@@ -371,8 +372,8 @@ fn check(
         )
         .unwrap();
     // The same values under each way a range can be served: tag_idx and
-    // n_idx by the term dictionary, n_sort and x by the sort column (tag,
-    // indexed and sortable, by its column too).
+    // n_idx by the term dictionary, tag_sort, n_sort and x by the sort
+    // column.
     let flags = |indexed, sortable| FieldFlags {
         stored: false,
         indexed,
@@ -384,6 +385,7 @@ fn check(
             .unwrap()
     };
     let tag_idx = add("tag_idx", FieldType::String, true, false);
+    let tag_sort = add("tag_sort", FieldType::String, false, true);
     let n_idx = add("n_idx", FieldType::I64, true, false);
     let n_sort = add("n_sort", FieldType::I64, false, true);
     let x = add("x", FieldType::F64, false, true);
@@ -391,6 +393,7 @@ fn check(
         body,
         tag,
         tag_idx,
+        tag_sort,
         n_idx,
         n_sort,
         x,
@@ -423,6 +426,7 @@ fn check(
                 if let Some(t) = t {
                     d.add_str(tag, TAGS[t]);
                     d.add_str(tag_idx, TAGS[t]);
+                    d.add_str(tag_sort, TAGS[t]);
                 }
                 if let Some(n) = n {
                     d.add_i64(n_idx, n);

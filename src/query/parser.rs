@@ -358,11 +358,12 @@ impl Parser<'_> {
         }
     }
 
-    fn enter(&mut self) -> Result<()> {
+    /// One level deeper, for the `(` or `NOT` at `pos`.
+    fn enter(&mut self, pos: usize) -> Result<()> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
             return Err(syntax(
-                self.here(),
+                pos,
                 format!("the query nests more than {MAX_DEPTH} groups or NOTs"),
             ));
         }
@@ -407,8 +408,8 @@ impl Parser<'_> {
 
     fn not(&mut self, fields: &[FieldId]) -> Result<Clause> {
         if self.keyword("NOT") {
-            self.next();
-            self.enter()?;
+            let not = self.next().expect("peeked");
+            self.enter(not.pos)?;
             let inner = self.not(fields)?;
             self.depth -= 1;
             // NOT NOT a is a; NOT -a is a too.
@@ -444,7 +445,7 @@ impl Parser<'_> {
                 },
                 pos,
                 end,
-            }) if end == caret.end => match text.parse::<f32>() {
+            }) if pos == caret.end => match text.parse::<f32>() {
                 Ok(b) if b.is_finite() && b >= 0.0 => b,
                 _ => {
                     return Err(syntax(
@@ -518,7 +519,7 @@ impl Parser<'_> {
         };
         match t.kind {
             Kind::Open => {
-                self.enter()?;
+                self.enter(t.pos)?;
                 let inner = if matches!(self.peek().map(|t| &t.kind), Some(Kind::Close)) {
                     None
                 } else {
@@ -818,4 +819,341 @@ enum Leaf {
     Phrase(String, u32),
     /// A range's ends, each with its position.
     Range(Bound<(String, usize)>, Bound<(String, usize)>),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::FieldFlags;
+
+    struct F {
+        schema: Schema,
+        body: FieldId,
+        title: FieldId,
+        tag: FieldId,
+        year: FieldId,
+        price: FieldId,
+        n: FieldId,
+    }
+
+    fn fields() -> F {
+        let mut schema = Schema::new();
+        let mut add = |name, ty, indexed, sortable| {
+            let flags = FieldFlags {
+                stored: false,
+                indexed,
+                sortable,
+            };
+            schema.add_field(name, ty, flags).unwrap()
+        };
+        let body = add("body", FieldType::Text, true, false);
+        let title = add("title", FieldType::Text, true, false);
+        let tag = add("tag", FieldType::String, true, true);
+        let year = add("year", FieldType::I64, true, true);
+        let price = add("price", FieldType::F64, false, true);
+        let n = add("n", FieldType::I64, false, true);
+        F {
+            schema,
+            body,
+            title,
+            tag,
+            year,
+            price,
+            n,
+        }
+    }
+
+    fn bool_of(clauses: Vec<(Occur, Query)>) -> Query {
+        Query::Boolean(clauses)
+    }
+
+    #[test]
+    fn concrete_queries_parse_to_their_query() {
+        use Bound::*;
+        use Occur::*;
+        let f = fields();
+        let t = |s: &str| Query::term(f.body, s);
+        let tt = |s: &str| Query::term(f.title, s);
+        let or = ParserConfig::new(f.body, Operator::Or);
+        let and = ParserConfig::new(f.body, Operator::And);
+        let both = ParserConfig {
+            default_fields: vec![f.title, f.body],
+            default_op: Operator::Or,
+        };
+        let cases: Vec<(&str, &ParserConfig, Query)> = vec![
+            ("foo", &or, t("foo")),
+            (
+                "Foo BAR",
+                &or,
+                bool_of(vec![(Should, t("foo")), (Should, t("bar"))]),
+            ),
+            (
+                "foo bar",
+                &and,
+                bool_of(vec![(Must, t("foo")), (Must, t("bar"))]),
+            ),
+            (
+                "a AND b",
+                &or,
+                bool_of(vec![(Must, t("a")), (Must, t("b"))]),
+            ),
+            (
+                "a OR b",
+                &and,
+                bool_of(vec![(Should, t("a")), (Should, t("b"))]),
+            ),
+            (
+                "a b OR c",
+                &and,
+                bool_of(vec![
+                    (Should, bool_of(vec![(Must, t("a")), (Must, t("b"))])),
+                    (Should, t("c")),
+                ]),
+            ),
+            (
+                "a OR b AND c",
+                &or,
+                bool_of(vec![
+                    (Should, t("a")),
+                    (Should, bool_of(vec![(Must, t("b")), (Must, t("c"))])),
+                ]),
+            ),
+            (
+                "NOT a AND b",
+                &or,
+                bool_of(vec![(MustNot, t("a")), (Must, t("b"))]),
+            ),
+            (
+                "(a OR b) AND c",
+                &or,
+                bool_of(vec![
+                    (Must, bool_of(vec![(Should, t("a")), (Should, t("b"))])),
+                    (Must, t("c")),
+                ]),
+            ),
+            (
+                "+a -b c",
+                &or,
+                bool_of(vec![(Must, t("a")), (MustNot, t("b")), (Should, t("c"))]),
+            ),
+            (
+                "-a",
+                &or,
+                bool_of(vec![(Must, Query::All), (MustNot, t("a"))]),
+            ),
+            (
+                "NOT a",
+                &and,
+                bool_of(vec![(Must, Query::All), (MustNot, t("a"))]),
+            ),
+            ("NOT NOT a", &or, t("a")),
+            ("+a", &or, t("a")),
+            ("title:Foo", &or, tt("foo")),
+            (
+                "title:(a b)",
+                &or,
+                bool_of(vec![(Should, tt("a")), (Should, tt("b"))]),
+            ),
+            (
+                "title:(a body:b)",
+                &and,
+                bool_of(vec![(Must, tt("a")), (Must, t("b"))]),
+            ),
+            (
+                "\"Quick fox\"~2",
+                &or,
+                Query::Phrase {
+                    field: f.body,
+                    text: "Quick fox".into(),
+                    slop: 2,
+                },
+            ),
+            (
+                "title:\"quick  fox\"",
+                &or,
+                Query::Phrase {
+                    field: f.title,
+                    text: "quick  fox".into(),
+                    slop: 0,
+                },
+            ),
+            ("\"one\"", &or, t("one")),
+            ("tag:\"New York\"", &or, Query::term(f.tag, "New York")),
+            ("tag:Red", &or, Query::term(f.tag, "Red")),
+            (
+                "year:[2000 TO 2005}",
+                &or,
+                Query::range(
+                    f.year,
+                    Included(Value::I64(2000)),
+                    Excluded(Value::I64(2005)),
+                ),
+            ),
+            (
+                "year:{-5 TO *]",
+                &or,
+                Query::range(f.year, Excluded(Value::I64(-5)), Unbounded),
+            ),
+            (
+                "price:{* TO 3.5]",
+                &or,
+                Query::range(f.price, Unbounded, Included(Value::F64(3.5))),
+            ),
+            (
+                "tag:[a TO \"m z\"]",
+                &or,
+                Query::range(
+                    f.tag,
+                    Included(Value::Str("a".into())),
+                    Included(Value::Str("m z".into())),
+                ),
+            ),
+            ("year:-5", &or, Query::term_i64(f.year, -5)),
+            (
+                "n:7",
+                &or,
+                Query::range(f.n, Included(Value::I64(7)), Included(Value::I64(7))),
+            ),
+            (
+                "price:2.5",
+                &or,
+                Query::range(
+                    f.price,
+                    Included(Value::F64(2.5)),
+                    Included(Value::F64(2.5)),
+                ),
+            ),
+            ("QU*", &or, Query::prefix(f.body, "qu")),
+            ("tag:Ne*", &or, Query::prefix(f.tag, "Ne")),
+            ("foo^2.5", &or, t("foo").boost(2.5)),
+            ("title:foo^0", &or, tt("foo").boost(0.0)),
+            (
+                "(a b)^2",
+                &or,
+                bool_of(vec![(Should, t("a")), (Should, t("b"))]).boost(2.0),
+            ),
+            (
+                "a\\:b",
+                &or,
+                bool_of(vec![(Should, t("a")), (Should, t("b"))]),
+            ),
+            ("tag:a\\:b\\*", &or, Query::term(f.tag, "a:b*")),
+            (
+                "wi-fi",
+                &and,
+                bool_of(vec![(Must, t("wi")), (Must, t("fi"))]),
+            ),
+            ("*:*", &or, Query::All),
+            ("*", &or, Query::All),
+            ("", &or, Query::None),
+            ("  !!! ", &or, Query::None),
+            ("a !!!", &and, t("a")),
+            (
+                "foo",
+                &both,
+                bool_of(vec![(Should, tt("foo")), (Should, t("foo"))]),
+            ),
+        ];
+        for (text, config, want) in cases {
+            let got = parse(text, &f.schema, config);
+            assert_eq!(got.ok().as_ref(), Some(&want), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn malformed_queries_name_their_position() {
+        let f = fields();
+        let or = ParserConfig::new(f.body, Operator::Or);
+        let none = ParserConfig {
+            default_fields: vec![],
+            default_op: Operator::Or,
+        };
+        let cases: &[(&str, &ParserConfig, usize, &str)] = &[
+            ("(a", &or, 2, "expected ')'"),
+            ("a)", &or, 1, "expected an operator or a clause"),
+            ("\"abc", &or, 0, "unterminated phrase"),
+            ("year:abc", &or, 5, "expected an integer"),
+            ("price:[1 TO x]", &or, 12, "expected a number"),
+            ("nofield:x", &or, 0, "no field \"nofield\""),
+            ("[a TO b]", &or, 0, "range queries need"),
+            ("year:[1 TO", &or, 10, "expected a range end"),
+            ("year:[1 2]", &or, 8, "expected 'TO'"),
+            ("year:[1 TO 2", &or, 12, "expected ']' or '}'"),
+            ("foo^", &or, 4, "expected a boost"),
+            ("foo^x", &or, 4, "expected a boost"),
+            ("foo^-1", &or, 4, "expected a boost"),
+            ("a AND", &or, 5, "expected a clause"),
+            ("te?t", &or, 2, "'?' wildcards"),
+            ("a*b", &or, 1, "'*' is only supported at the end"),
+            ("foo~2", &or, 3, "fuzzy queries"),
+            ("\"a b\"~x", &or, 6, "expected a slop"),
+            ("title:", &or, 6, "expected a term"),
+            ("year:x*", &or, 5, "prefix queries need"),
+            ("a\\", &or, 1, "expected a character after"),
+            ("foo", &none, 0, "no default field"),
+            (":", &or, 0, "expected a term"),
+        ];
+        for &(text, config, pos, what) in cases {
+            match parse(text, &f.schema, config) {
+                Err(Error::QuerySyntax { position, message }) => {
+                    assert_eq!(position, pos, "{text:?}: {message}");
+                    assert!(message.contains(what), "{text:?}: {message}");
+                }
+                other => panic!("{text:?} gave {other:?}"),
+            }
+        }
+        let deep = "(".repeat(10_000) + "a" + &")".repeat(10_000);
+        let err = parse(&deep, &f.schema, &or).unwrap_err();
+        assert!(
+            matches!(err, Error::QuerySyntax { position: 64, .. }),
+            "{err}"
+        );
+        let nots = "NOT ".repeat(10_000) + "a";
+        assert!(matches!(
+            parse(&nots, &f.schema, &or),
+            Err(Error::QuerySyntax { .. })
+        ));
+    }
+
+    proptest::proptest! {
+        /// Any string parses or gives a positioned syntax error (within
+        /// the string), never a panic.
+        #[test]
+        fn random_strings_parse_or_give_a_positioned_error(
+            text in proptest::string::string_regex(
+                "([ a-zA-Z0-9():^\"\\[\\]{}~*?+\\-\\\\]|AND|OR|NOT|TO|body:|year:|price:|tag:|é|\u{0}){0,40}"
+            ).unwrap(),
+            chars in ".{0,30}",
+            and in proptest::prelude::any::<bool>(),
+        ) {
+            let f = fields();
+            let op = if and { Operator::And } else { Operator::Or };
+            let config = ParserConfig::new(f.body, op);
+            for t in [&text, &chars] {
+                match parse(t, &f.schema, &config) {
+                    Ok(_) => {}
+                    Err(Error::QuerySyntax { position, .. }) => {
+                        proptest::prop_assert!(position <= t.len(), "{t:?} at {position}");
+                    }
+                    Err(e) => proptest::prop_assert!(false, "{t:?}: {e}"),
+                }
+            }
+        }
+
+        /// Random bytes, as any caller may pass them, read as UTF-8 when
+        /// they are.
+        #[test]
+        fn random_bytes_never_panic(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..64)) {
+            let f = fields();
+            if let Ok(t) = std::str::from_utf8(&bytes) {
+                let r = parse(t, &f.schema, &ParserConfig::new(f.body, Operator::And));
+                let positioned = match r {
+                    Ok(_) => true,
+                    Err(Error::QuerySyntax { position, .. }) => position <= t.len(),
+                    Err(_) => false,
+                };
+                proptest::prop_assert!(positioned, "{:?}", t);
+            }
+        }
+    }
 }
