@@ -444,7 +444,7 @@ impl Parser<'_> {
                     text, star: false, ..
                 },
                 pos,
-                end,
+                ..
             }) if pos == caret.end => match text.parse::<f32>() {
                 Ok(b) if b.is_finite() && b >= 0.0 => b,
                 _ => {
