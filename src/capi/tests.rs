@@ -218,7 +218,7 @@ fn every_status_has_its_own_text_and_unknown_codes_a_generic_one() {
         );
         assert!(seen.insert(text), "{name} shares its text {text:?}");
     }
-    for code in [14, 99, 7000, u32::MAX] {
+    for code in [16, 99, 7000, u32::MAX] {
         // SAFETY: as above.
         let text = unsafe { CStr::from_ptr(quarry_status_str(code)) };
         assert_eq!(text.to_str().unwrap(), "unknown status code");
@@ -259,6 +259,20 @@ fn every_engine_error_maps_to_its_code() {
         (Error::Schema("s".into()), QUARRY_SCHEMA),
         (Error::InvalidArgument("a".into()), QUARRY_INVALID_ARGUMENT),
         (Error::Unsupported("u".into()), QUARRY_UNSUPPORTED),
+        (
+            Error::QuerySyntax {
+                position: 3,
+                message: "m".into(),
+            },
+            QUARRY_QUERY_SYNTAX,
+        ),
+        (
+            Error::TooManyTerms {
+                what: "w".into(),
+                limit: 2,
+            },
+            QUARRY_TOO_MANY_TERMS,
+        ),
     ];
     for (e, code) in cases {
         let text = e.to_string();
