@@ -8,8 +8,9 @@ use super::{
     CResult, Failure, Handle, check_out, free_handle, guard, guard_value, handle_mut, handle_ref,
     into_handle, str_arg, write_out,
 };
-use crate::{Bound, FieldType, Occur, Operator, ParserConfig, Query, Schema, Value};
+use crate::{FieldType, Occur, Operator, ParserConfig, Query, Schema, Value};
 use std::ffi::c_char;
+use std::ops::Bound;
 
 /// A query. It names fields rather than holding field ids, so one query can
 /// be run against any searcher (and reopened searchers) of indexes whose
