@@ -241,3 +241,62 @@ impl Matches for TermSet {
         self.cost
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every member of `set` from 0, by `advance`, and the same by `seek`
+    /// to every target.
+    fn walk<M: Matches>(set: M, max: u32) -> Vec<u32> {
+        let members: Vec<u32> = (0..=max).filter(|&d| set.next_from(d) == d).collect();
+        let mut s = ConstScorer::new(set, 2.5);
+        let mut got = Vec::new();
+        while s.doc() != NO_MORE {
+            assert_eq!(s.score(), 2.5);
+            got.push(s.doc());
+            s.advance();
+        }
+        assert_eq!(s.advance(), NO_MORE, "stays exhausted");
+        assert_eq!(got, members);
+        for target in 0..=max + 1 {
+            let want = members
+                .iter()
+                .copied()
+                .find(|&d| d >= target)
+                .unwrap_or(NO_MORE);
+            assert_eq!(s.set.next_from(target), want, "next_from({target})");
+        }
+        got
+    }
+
+    #[test]
+    fn every_walks_each_document_once() {
+        assert_eq!(walk(Every(5), 6), [0, 1, 2, 3, 4]);
+        assert!(walk(Every(0), 3).is_empty());
+    }
+
+    #[test]
+    fn a_term_set_walks_its_bits_across_words() {
+        let docs = [0u32, 1, 63, 64, 65, 127, 128, 300, 319];
+        let mut bits = vec![0u64; 5];
+        for d in docs {
+            bits[d as usize / 64] |= 1 << (d % 64);
+        }
+        assert_eq!(walk(TermSet { bits, cost: 9 }, 330), docs);
+        let empty = TermSet {
+            bits: vec![0; 3],
+            cost: 0,
+        };
+        assert!(walk(empty, 200).is_empty());
+    }
+
+    #[test]
+    fn seek_never_moves_back() {
+        let mut s = ConstScorer::new(Every(100), 1.0);
+        assert_eq!(s.seek(40), 40);
+        assert_eq!(s.seek(10), 40);
+        assert_eq!(s.advance(), 41);
+        assert_eq!(s.seek(100), NO_MORE);
+    }
+}
