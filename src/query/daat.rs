@@ -766,6 +766,9 @@ pub fn scorer<'a>(node: &'a Node, seg: &'a LiveSegment) -> Result<Option<Box<dyn
             Ok(present_clauses(clauses, |n| scorer(n, seg))?
                 .map(|(children, occurs)| Box::new(BoolScorer::new(children, occurs)) as _))
         }
+        Node::All(_) | Node::Range(_) | Node::Terms(_) => {
+            crate::query::constant::scorer(node, seg).map(Some)
+        }
     }
 }
 

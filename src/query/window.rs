@@ -150,6 +150,7 @@ pub fn shape(node: &Node) -> Option<Shape> {
         ),
         Node::Bool(_) => None,
         Node::Empty | Node::Term(_) => Some(Shape::Term),
+        Node::All(_) | Node::Range(_) | Node::Terms(_) => None,
     }
 }
 
@@ -166,6 +167,7 @@ pub fn run<S: Sink>(node: &Node, seg: &LiveSegment, sink: &mut S, buf: &mut Buff
                 _ => unreachable!("window::run on a shape it does not handle"),
             })
             .collect(),
+        other => return daat::run(other, seg, sink),
     };
     let Some((cursors, occurs)) = daat::present_clauses(flat, |t| daat::term_scorer(t, seg))?
     else {
