@@ -114,6 +114,9 @@ pub struct Buffers {
     lone_keys: Vec<(u32, f32)>,
     /// Scratch bounds for [`Exec::lone_limits`].
     tmp_bounds: Vec<f32>,
+    /// A MaxScore window's documents of two essential clauses or more (a
+    /// bit per document from its base).
+    multi: Vec<u64>,
 }
 
 impl Buffers {
@@ -976,7 +979,9 @@ impl Exec<'_, '_> {
         // (`multi`) are scored, and a document of one only when its key
         // beats that clause's limit.
         let lone = bound_rest && self.lone_limits(should, essential, sink.floor());
-        let Buffers { cand, acc, .. } = &mut *self.b;
+        let Buffers {
+            cand, acc, multi, ..
+        } = &mut *self.b;
         if cand.is_empty() {
             *cand = vec![0; WORDS + 1];
         }
@@ -986,7 +991,10 @@ impl Exec<'_, '_> {
         let cand = &mut cand[..words];
         cand.fill(0);
         let is_essential = |i: usize| i >= 64 || essential & (1 << i) != 0;
-        let mut multi = [0u64; WORDS + 1];
+        if lone {
+            multi.clear();
+            multi.resize(words, 0);
+        }
         for &i in should.iter().filter(|&&i| is_essential(i)) {
             let c = &self.cursors[i];
             for &d in &c.block_rest()[..ends[i] - c.pos()] {
@@ -1021,6 +1029,7 @@ impl Exec<'_, '_> {
             acc,
             bounds,
             lone_keys,
+            multi,
             ..
         } = &mut *self.b;
         let cand = &mut cand[..words];
