@@ -1370,7 +1370,7 @@ fn search_with_the_query_parser() {
     let words = search_rows(&idx, "x AND (y", &["--op", "and"]);
     assert_eq!(words.len(), 1);
     let d = s(&idx);
-    let err = fails(&["search", d, "x AND (y", "--syntax", "parser"], 1);
+    let err = fails(&["search", d, "x AND (y", "--parse"], 1);
     assert!(
         err.contains("at byte 8") && err.contains("expected ')'"),
         "{err}"
@@ -1385,4 +1385,5 @@ fn search_with_the_query_parser() {
     let err = fails(&["search", d, "x", "--syntax", "lucene"], 2);
     assert!(err.contains("'terms' or 'parser'"), "{err}");
     assert!(ok(&["search", "--help"]).contains("--syntax terms|parser"));
+    assert!(ok(&["search", "--help"]).contains("--parse "));
 }

@@ -32,6 +32,7 @@ Options:
                       with --field the default field and --op the default
                       operator; a malformed query fails naming its byte
                       position [default: terms]
+  --parse             the same as --syntax parser
   --field NAME        the field searched [default: body]
   --op and|or         how the query's terms combine [default: or]
   --k N               hits per query [default: 10]
@@ -422,6 +423,7 @@ fn parse(p: &mut lexopt::Parser) -> Result<Option<Args>, CliError> {
                     _ => None,
                 })?
             }
+            Long("parse") => a.syntax = Syntax::Parser,
             Long("k") => a.k = cli::parsed_value(p, "--k", "a non-negative integer")?,
             Long("offset") => {
                 a.offset = cli::parsed_value(p, "--offset", "a non-negative integer")?
