@@ -143,14 +143,17 @@ fn exercise_segment(reader: &SegmentReader, reached: &mut Reached) {
     let mut impacts: Vec<Impact> = Vec::new();
     for (f, def) in schema().fields().iter().enumerate() {
         let field = FieldId(f as u16);
-        for i in 0..reader.num_terms(field) {
-            let Ok((key, info)) = reader.term_at(field, i) else {
-                continue;
-            };
-            let _ = reader.term(field, key);
+        let mut terms = reader.terms(field);
+        let mut keys = Vec::new();
+        while let Ok(Some((key, info))) = terms.advance() {
+            keys.push(key.to_vec());
             if let Ok(p) = reader.postings(&info) {
                 exercise_postings(&p, &mut impacts, reached);
             }
+        }
+        for (i, key) in keys.iter().enumerate() {
+            let _ = reader.term(field, key);
+            let _ = reader.term_at(field, i as u32);
         }
         // Keys that are in no dictionary, around the ends of the range.
         for key in [&b""[..], b"\0", b"\xff\xff\xff\xff\xff\xff\xff\xff\xff"] {
@@ -256,12 +259,12 @@ fn queries(reader: &SegmentReader) -> Vec<Query> {
     let words: Vec<String> = picks
         .iter()
         .filter_map(|&i| reader.term_at(body, i).ok())
-        .map(|(k, _)| String::from_utf8_lossy(k).into_owned())
+        .map(|(k, _)| String::from_utf8_lossy(&k).into_owned())
         .collect();
     let cat_term = (reader.num_terms(cat) > 0)
         .then(|| reader.term_at(cat, 0).ok())
         .flatten()
-        .map(|(k, _)| String::from_utf8_lossy(k).into_owned())
+        .map(|(k, _)| String::from_utf8_lossy(&k).into_owned())
         .unwrap_or_default();
     let all = words.join(" ");
     let mut out: Vec<Query> = words.iter().map(|w| Query::term(body, w)).collect();

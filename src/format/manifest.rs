@@ -107,7 +107,7 @@ impl Manifest {
 
     /// Decodes a manifest file.
     pub fn decode(path: &Path, bytes: &[u8]) -> Result<Manifest> {
-        let body = super::check_file(path, bytes, MAGIC)?;
+        let (_, body) = super::check_file(path, bytes, MAGIC)?;
         let mut r = super::Reader::new(path, body);
         let generation = r.u64()?;
         let next_segment_id = r.u64()?;
@@ -171,7 +171,7 @@ pub fn encode_tombstones(bits: &[u64], doc_count: u32) -> Vec<u8> {
 
 /// Decodes a tombstone file into its bit words and deleted count.
 pub fn decode_tombstones(path: &Path, bytes: &[u8], doc_count: u32) -> Result<(Vec<u64>, u32)> {
-    let body = super::check_file(path, bytes, DEL_MAGIC)?;
+    let (_, body) = super::check_file(path, bytes, DEL_MAGIC)?;
     let mut r = super::Reader::new(path, body);
     let n = r.u32()?;
     let del = r.u32()?;
