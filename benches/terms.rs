@@ -49,7 +49,7 @@ fn synthetic(dir: &Path) {
     for i in 0..WORDS {
         let r = next();
         // A third of the words share a 10-letter stem.
-        if r % 3 == 0 {
+        if r.is_multiple_of(3) {
             text += "interstell";
         }
         for k in 0..3 + (r >> 8) % 8 {

@@ -349,6 +349,14 @@ pub fn postings(data: &[u8]) -> Reached {
     reached
 }
 
+/// A file's bytes between its header and its checksum: what re-encoding a
+/// decoded file must reproduce (the header is stamped with the version
+/// this build writes, and manifests and tombstones have one layout in
+/// every version it reads).
+fn body(file: &[u8]) -> &[u8] {
+    &file[8..file.len() - 4]
+}
+
 /// Fuzz target `manifest`: a manifest file.
 pub fn manifest(data: &[u8]) -> Reached {
     let bytes = with_valid_crc(data);
@@ -356,7 +364,7 @@ pub fn manifest(data: &[u8]) -> Reached {
     if let Ok(m) = Manifest::decode(Path::new("fuzz manifest"), &bytes) {
         reached.opened = true;
         // What decodes must encode back to the same bytes.
-        assert_eq!(m.encode(), bytes, "manifest round trip");
+        assert_eq!(body(&m.encode()), body(&bytes), "manifest round trip");
     }
     reached
 }
@@ -373,7 +381,10 @@ pub fn tombstones(data: &[u8]) -> Reached {
     if let Ok((bits, del)) = manifest::decode_tombstones(Path::new("fuzz"), &bytes, doc_count) {
         reached.opened = true;
         assert_eq!(bits.len(), (doc_count as usize).div_ceil(64));
-        assert_eq!(manifest::encode_tombstones(&bits, doc_count), bytes);
+        assert_eq!(
+            body(&manifest::encode_tombstones(&bits, doc_count)),
+            body(&bytes)
+        );
         let counted: u32 = bits.iter().map(|w| w.count_ones()).sum();
         assert_eq!(counted, del);
     }

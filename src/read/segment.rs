@@ -41,7 +41,6 @@ pub struct Terms<'a> {
 impl Terms<'_> {
     /// The next term's key and postings info, `None` after the last; a
     /// malformed dictionary is `Corrupt`.
-    #[allow(clippy::should_implement_trait)]
     pub fn advance(&mut self) -> Result<Option<(&[u8], TermInfo)>> {
         let seg = self.seg;
         match self.cursor.advance() {
