@@ -450,6 +450,7 @@ impl TermDict {
     }
 
     /// Version 2: a reader at the start of block `b`.
+    #[inline]
     fn block<'s>(&self, s: &'s [u8], b: u32) -> Result<BlockReader<'s>, BadTerms> {
         let Layout::V2 {
             index,
@@ -548,9 +549,11 @@ impl TermDict {
                         Ordering::Less
                     } else {
                         let rest = &key[shared..];
-                        matched =
-                            shared + suffix.iter().zip(rest).take_while(|(a, b)| a == b).count();
-                        suffix.cmp(rest)
+                        let common = suffix.iter().zip(rest).take_while(|(a, b)| a == b).count();
+                        matched = shared + common;
+                        // The first byte past the common part decides (a
+                        // key that ends there sorts first).
+                        suffix.get(common).cmp(&rest.get(common))
                     };
                     match order {
                         Ordering::Less => post = end,
@@ -588,17 +591,21 @@ struct BlockReader<'s> {
 }
 
 impl<'s> BlockReader<'s> {
+    #[inline]
     fn varint(&mut self) -> Result<u64, BadTerms> {
         get_varint(self.bytes, &mut self.pos)
             .ok_or_else(|| BadTerms(format!("bad varint in term block at byte {}", self.pos)))
     }
+    #[inline]
     fn usize(&mut self) -> Result<usize, BadTerms> {
         usize::try_from(self.varint()?).or_else(|_| bad("term block value too large"))
     }
+    #[inline]
     fn base(&mut self) -> Result<usize, BadTerms> {
         self.usize()
     }
     /// A key's shared length and suffix bytes.
+    #[inline]
     fn key(&mut self) -> Result<(usize, &'s [u8]), BadTerms> {
         let shared = self.usize()?;
         let n = self.usize()?;
@@ -611,6 +618,7 @@ impl<'s> BlockReader<'s> {
         Ok((shared, suffix))
     }
     /// A term's df and postings length.
+    #[inline]
     fn stats(&mut self) -> Result<(u32, usize), BadTerms> {
         let df = u32::try_from(self.varint()?).or_else(|_| bad("document frequency too large"))?;
         Ok((df, self.usize()?))
