@@ -13,7 +13,9 @@
 //! Checked per segment, beyond what opening it checks: terms strictly
 //! ascending and well-formed per field, each dictionary block decoding
 //! exactly, postings regions following each other in term order and
-//! filling the postings section; every posting list decodes, its doc
+//! filling the postings section (positions regions likewise, for exactly
+//! the terms of fields with positions, each decoding to its frequencies'
+//! count of positions below the document's field length); every posting list decodes, its doc
 //! ids ascend strictly below the document count, its frequencies are at
 //! least 1, its blocks are contiguous and fill its region exactly (so the
 //! document frequency is the list's length); skip entries' last docs and
@@ -36,7 +38,7 @@ use crate::format::manifest::{self, Manifest, SegmentEntry};
 use crate::format::norms::length_to_norm;
 use crate::format::postings::{BLOCK_LEN, Impact, L2_BLOCKS, Postings};
 use crate::format::{ords, segment};
-use crate::read::{ReadMode, SegmentReader, StoredCache, latest_manifest};
+use crate::read::{ReadMode, SegmentReader, StoredCache, TermInfo, latest_manifest};
 use crate::schema::{FieldId, FieldType, Schema};
 
 /// Problems recorded per file before the rest are only counted.
@@ -123,6 +125,8 @@ pub struct Structures {
     pub tombstone_files: u64,
     /// Front-coded term dictionary blocks (version-2 segments).
     pub term_blocks: u64,
+    /// Terms with positions.
+    pub position_lists: u64,
     /// Segments per format version: `segment_versions[v - 1]` of version `v`.
     pub segment_versions: Vec<u64>,
 }
@@ -300,6 +304,7 @@ fn check_segment_files(dir: &Path, schema: &Schema, entry: &SegmentEntry, report
                         p,
                         terms: 0,
                         postings: 0,
+                        next_pos: 0,
                         st: &mut report.structures,
                     };
                     c.run();
@@ -356,6 +361,8 @@ struct SegmentCheck<'a> {
     p: FileProblems<'a>,
     terms: u64,
     postings: u64,
+    /// Where the next term's positions must start.
+    next_pos: usize,
     st: &'a mut Structures,
 }
 
@@ -384,6 +391,13 @@ impl SegmentCheck<'_> {
                 self.sort_column(fid, &def.name);
             }
         }
+        if self.next_pos != self.seg.positions_len() {
+            self.p.push(format!(
+                "the terms' positions regions end at byte {} of the {}-byte positions section",
+                self.next_pos,
+                self.seg.positions_len()
+            ));
+        }
         if next_region != self.seg.postings_len() {
             self.p.push(format!(
                 "the terms' postings regions end at byte {next_region} of the {}-byte postings section",
@@ -400,6 +414,13 @@ impl SegmentCheck<'_> {
         let norms = seg.norms(fid);
         let mut lengths = norms.map(|_| vec![0u64; seg.doc_count() as usize]);
         let mut prev: Option<Vec<u8>> = None;
+        let positions = self.schema.def(fid).positions;
+        // Per document, the largest position of any of its tokens.
+        let mut last_pos: Vec<Option<u32>> = if positions {
+            vec![None; seg.doc_count() as usize]
+        } else {
+            Vec::new()
+        };
         let mut cursor = seg.terms(fid);
         self.st.term_blocks += u64::from(seg.num_term_blocks(fid));
         for i in 0..seg.num_terms(fid) {
@@ -457,6 +478,17 @@ impl SegmentCheck<'_> {
                         ));
                     }
                     self.postings(&what, &list, norms, lengths.as_deref_mut());
+                    self.positions(&what, positions, &info, &list, &mut last_pos);
+                }
+            }
+        }
+        if let Some(lengths) = &lengths {
+            for (d, (&p, &len)) in last_pos.iter().zip(lengths).enumerate() {
+                if p.is_some_and(|p| u64::from(p) >= len) {
+                    self.p.push(format!(
+                        "field {name:?}: document {d} has a token at position {}, past its {len} tokens",
+                        p.unwrap_or_default()
+                    ));
                 }
             }
         }
@@ -476,6 +508,58 @@ impl SegmentCheck<'_> {
                     "field {name:?}: meta counts {} tokens, the postings hold {total}",
                     seg.total_tokens(fid)
                 ));
+            }
+        }
+    }
+
+    /// A term's positions: present exactly for fields with positions, in
+    /// term order in the positions section, each block at its offset,
+    /// filling the region (as many per posting as its frequency, strictly
+    /// ascending by the encoding).
+    fn positions(
+        &mut self,
+        what: &str,
+        expected: bool,
+        info: &TermInfo,
+        list: &Postings<'_>,
+        last_pos: &mut [Option<u32>],
+    ) {
+        let region = info.positions_region();
+        if region.is_some() != expected {
+            return self.p.push(format!(
+                "{what}: has positions {}, its field {}",
+                region.is_some(),
+                if expected { "has" } else { "has none" }
+            ));
+        }
+        let Some((start, end)) = region else {
+            return;
+        };
+        if start != self.next_pos {
+            self.p.push(format!(
+                "{what}: positions start at byte {start}, the previous term's end at {}",
+                self.next_pos
+            ));
+        }
+        self.next_pos = end;
+        self.st.position_lists += 1;
+        let (mut docs, mut tfs, mut all) = (Vec::new(), Vec::new(), Vec::new());
+        if list.decode_all(&mut docs, &mut tfs).is_err() {
+            return; // reported by the postings checks
+        }
+        let decoded = self.seg.positions(info).and_then(|p| {
+            p.expect("present")
+                .decode_all(&tfs, &mut all)
+                .map_err(|e| self.seg.bad(e))
+        });
+        if let Err(e) = decoded {
+            return self.p.push(format!("{what}: positions: {}", detail(e)));
+        }
+        let mut at = 0;
+        for (&d, &tf) in docs.iter().zip(&tfs) {
+            at += tf as usize;
+            if let Some(slot) = last_pos.get_mut(d as usize) {
+                *slot = (*slot).max(Some(all[at - 1]));
             }
         }
     }

@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 
 use quarry::check::{ProblemKind, Report, check_index};
 use quarry::format::FORMAT_VERSION;
-use quarry::format::segment::{SECTION_NORMS, SECTION_POSTINGS, SECTION_SORT, SECTION_TERMS};
+use quarry::format::segment::{
+    SECTION_NORMS, SECTION_POSITIONS, SECTION_POSTINGS, SECTION_SORT, SECTION_TERMS,
+};
 use quarry::format::terms::TermDict;
 use quarry::*;
 
@@ -117,7 +119,8 @@ fn region(b: &[u8], f: usize, key: &[u8]) -> usize {
     let (p0, plen) = section(b, SECTION_POSTINGS);
     let nf = u16::from_le_bytes([b[t0], b[t0 + 1]]) as usize;
     let terms = &b[t0..t0 + tlen];
-    let dict = TermDict::parse(FORMAT_VERSION, terms, nf, plen).unwrap();
+    let (_, poslen) = section(b, SECTION_POSITIONS);
+    let dict = TermDict::parse(FORMAT_VERSION, terms, nf, plen, poslen).unwrap();
     p0 + dict.lookup(terms, f, key).unwrap().unwrap().post_off
 }
 
@@ -170,8 +173,9 @@ fn a_dictionary_block_whose_postings_do_not_follow_is_named() {
         // varint at its start, moved on by one.
         let (t0, _) = section(b, SECTION_TERMS);
         let nf = u16::from_le_bytes([b[t0], b[t0 + 1]]) as usize;
-        let index = t0 + 2 + 4 * nf + 4;
-        let blocks = index + 4 * le32(b, t0 + 2 + 4 * nf) + 4;
+        // Per field a u32 term count and a u8 of flags.
+        let index = t0 + 2 + 5 * nf + 4;
+        let blocks = index + 4 * le32(b, t0 + 2 + 5 * nf) + 4;
         let at = blocks + le32(b, index + 4);
         assert!(b[at] < 0x7f);
         b[at] += 1;
@@ -180,7 +184,7 @@ fn a_dictionary_block_whose_postings_do_not_follow_is_named() {
     assert_names(
         &r,
         &seg,
-        "field \"id\": term 16: term block 1 puts its postings at",
+        "field \"id\": term 16: term block 1 puts its regions at",
     );
 }
 

@@ -13,7 +13,7 @@
 //! `UnsupportedVersion` naming the file).
 //!
 //! Version 2: `v2/` (the small index again: its dictionaries have several
-//! front-coded blocks per field), `v2-mixed/` (the v1 index appended to,
+//! front-coded blocks per field, its body has positions), `v2-mixed/` (the v1 index appended to,
 //! deleted from and committed by this build: v1 and v2 segments side by
 //! side), `v2-damaged/` (the damages over `v2/`).
 //!
@@ -203,6 +203,8 @@ fn golden_v2_index_reads_and_rebuilds_identically() {
     // Each of the three segments has several dictionary blocks for the
     // body and id fields.
     assert!(r.structures.term_blocks >= 3 * 6, "{:?}", r.structures);
+    // The body's terms have positions.
+    assert!(r.structures.position_lists > 0, "{:?}", r.structures);
     // The same documents give the same answers in both versions.
     assert_eq!(
         std::fs::read_to_string(dir.join("expected.txt")).unwrap(),

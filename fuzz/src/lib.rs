@@ -149,6 +149,12 @@ fn exercise_segment(reader: &SegmentReader, reached: &mut Reached) {
             keys.push(key.to_vec());
             if let Ok(p) = reader.postings(&info) {
                 exercise_postings(&p, &mut impacts, reached);
+                let (mut docs, mut tfs, mut all) = (Vec::new(), Vec::new(), Vec::new());
+                if let (Ok(Some(pos)), Ok(())) =
+                    (reader.positions(&info), p.decode_all(&mut docs, &mut tfs))
+                {
+                    let _ = pos.decode_all(&tfs, &mut all);
+                }
             }
         }
         for (i, key) in keys.iter().enumerate() {

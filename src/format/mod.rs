@@ -6,6 +6,7 @@
 //! are the one place where each is encoded and decoded:
 //!
 //! - [`postings`]: posting blocks, skip entries and impacts;
+//! - [`positions`]: token positions, stored apart from the postings;
 //! - [`norms`]: the SmallFloat length byte;
 //! - [`ords`]: packed ord arrays for sortable fields;
 //! - [`segment`]: the segment file's sections;
@@ -15,6 +16,7 @@
 pub mod manifest;
 pub mod norms;
 pub mod ords;
+pub mod positions;
 pub mod postings;
 pub mod segment;
 pub mod terms;

@@ -70,6 +70,9 @@ pub struct TermEntry {
     pub post_off: usize,
     /// End of the region.
     pub post_end: usize,
+    /// Its positions region within the positions section (start, end),
+    /// for a field with positions.
+    pub positions: Option<(usize, usize)>,
 }
 
 /// Encodes a version-2 dictionary from terms given in (field, key) order.
@@ -82,6 +85,9 @@ pub struct TermsEncoder {
     field: usize,
     in_block: usize,
     post_end: u64,
+    /// Per field: whether its terms have positions regions.
+    positions: Vec<bool>,
+    pos_end: u64,
 }
 
 /// A dictionary or region too large for its u32 fields.
@@ -89,36 +95,45 @@ pub struct TermsEncoder {
 pub struct TooLarge;
 
 impl TermsEncoder {
-    /// An encoder for a schema of `nfields` fields, over a postings section
-    /// whose first region starts at offset 0.
-    pub fn new(nfields: usize) -> TermsEncoder {
+    /// An encoder for a schema whose fields have positions where
+    /// `positions` says, over postings and positions sections whose first
+    /// regions start at offset 0.
+    pub fn new(positions: Vec<bool>) -> TermsEncoder {
         TermsEncoder {
-            counts: vec![0; nfields],
+            counts: vec![0; positions.len()],
             offsets: Vec::new(),
             blocks: Vec::new(),
             prev: Vec::new(),
             field: 0,
             in_block: 0,
             post_end: 0,
+            positions,
+            pos_end: 0,
         }
     }
 
     /// Adds the next term: `field` and `key` ascending, its postings region
-    /// `post_len` bytes right after the previous term's.
+    /// `post_len` bytes right after the previous term's, and for a field
+    /// with positions its positions region of `pos_len` bytes likewise.
     pub fn add(
         &mut self,
         field: usize,
         key: &[u8],
         df: u32,
         post_len: u64,
+        pos_len: Option<u64>,
     ) -> Result<(), TooLarge> {
         debug_assert!(field >= self.field && field < self.counts.len());
+        debug_assert_eq!(pos_len.is_some(), self.positions[field]);
         if field != self.field || self.in_block == BLOCK_TERMS || self.offsets.is_empty() {
             self.field = field;
             self.in_block = 0;
             self.offsets
                 .push(u32::try_from(self.blocks.len()).map_err(|_| TooLarge)?);
             put_varint(&mut self.blocks, self.post_end);
+            if self.positions[field] {
+                put_varint(&mut self.blocks, self.pos_end);
+            }
             self.prev.clear();
         }
         let shared = self
@@ -133,6 +148,10 @@ impl TermsEncoder {
         self.blocks.extend_from_slice(&key[shared..]);
         put_varint(&mut self.blocks, u64::from(df));
         put_varint(&mut self.blocks, post_len);
+        if let Some(n) = pos_len {
+            put_varint(&mut self.blocks, n);
+            self.pos_end += n;
+        }
         self.prev.clear();
         self.prev.extend_from_slice(key);
         self.in_block += 1;
@@ -145,8 +164,9 @@ impl TermsEncoder {
     pub fn finish(self, out: &mut Vec<u8>) -> Result<(), TooLarge> {
         let blocks_len = u32::try_from(self.blocks.len()).map_err(|_| TooLarge)?;
         out.extend_from_slice(&(self.counts.len() as u16).to_le_bytes());
-        for c in &self.counts {
+        for (c, &p) in self.counts.iter().zip(&self.positions) {
             out.extend_from_slice(&c.to_le_bytes());
+            out.push(u8::from(p));
         }
         out.extend_from_slice(&(self.offsets.len() as u32).to_le_bytes());
         for o in &self.offsets {
@@ -166,6 +186,8 @@ struct FieldTerms {
     count: u32,
     /// Version 2: its first block.
     first_block: u32,
+    /// Version 2: its terms have positions regions.
+    positions: bool,
 }
 
 /// The layout-specific part of a parsed dictionary (offsets within the section).
@@ -197,6 +219,7 @@ pub struct TermDict {
     /// so a lookup binary-searches integers in memory before it reads keys.
     samples: Vec<Vec<u64>>,
     postings_len: usize,
+    positions_len: usize,
 }
 
 /// The first eight bytes of `key`, zero-padded, as a big-endian integer:
@@ -242,14 +265,16 @@ impl Take<'_> {
 }
 
 impl TermDict {
-    /// Parses a dictionary of format `version` over a postings section of
-    /// `postings_len` bytes, checking its framing and building the
-    /// in-memory key sample (which reads one key per sample unit).
+    /// Parses a dictionary of format `version` over postings and positions
+    /// sections of `postings_len` and `positions_len` bytes, checking its
+    /// framing and building the in-memory key sample (which reads one key
+    /// per sample unit).
     pub fn parse(
         version: u32,
         s: &[u8],
         nfields: usize,
         postings_len: usize,
+        positions_len: usize,
     ) -> Result<TermDict, BadTerms> {
         let mut t = Take { s, pos: 0 };
         if t.u16()? as usize != nfields {
@@ -281,6 +306,12 @@ impl TermDict {
             let (mut first, mut first_block) = (0u64, 0u64);
             for f in fields.iter_mut() {
                 f.count = t.u32("field counts")?;
+                let at = t.skip(1, "field counts")?;
+                f.positions = match s[at] {
+                    0 => false,
+                    1 => true,
+                    x => return bad(format!("unknown field dictionary flags {x:#x}")),
+                };
                 f.first = u32::try_from(first).or_else(|_| bad("too many terms"))?;
                 f.first_block = u32::try_from(first_block).or_else(|_| bad("too many blocks"))?;
                 first += u64::from(f.count);
@@ -322,6 +353,7 @@ impl TermDict {
             fields,
             samples: Vec::new(),
             postings_len,
+            positions_len,
         };
         dict.samples = (0..nfields)
             .map(|f| {
@@ -370,7 +402,7 @@ impl TermDict {
             Layout::V1 { .. } => self.v1_key(s, ft.first + u * V1_STRIDE as u32),
             Layout::V2 { .. } => {
                 let mut b = self.block(s, ft.first_block + u)?;
-                b.base()?;
+                b.base(ft.positions)?;
                 let (shared, suffix) = b.key()?;
                 if shared != 0 {
                     return bad(format!(
@@ -428,24 +460,43 @@ impl TermDict {
         } else {
             self.postings_len
         };
-        self.entry(df, post_off, post_end, i)
+        self.entry(
+            df,
+            Spans {
+                post: post_off,
+                pos: 0,
+            },
+            Spans {
+                post: post_end,
+                pos: 0,
+            },
+            false,
+            i,
+        )
     }
 
     /// An entry with its region checked against the postings section.
     fn entry(
         &self,
         df: u32,
-        post_off: usize,
-        post_end: usize,
+        start: Spans,
+        end: Spans,
+        positions: bool,
         i: u32,
     ) -> Result<TermEntry, BadTerms> {
-        if post_off > post_end || post_end > self.postings_len || df == 0 {
+        if start.post > end.post
+            || end.post > self.postings_len
+            || start.pos > end.pos
+            || end.pos > self.positions_len
+            || df == 0
+        {
             return bad(format!("term entry {i} out of range"));
         }
         Ok(TermEntry {
             df,
-            post_off,
-            post_end,
+            post_off: start.post,
+            post_end: end.post,
+            positions: positions.then_some((start.pos, end.pos)),
         })
     }
 
@@ -533,7 +584,7 @@ impl TermDict {
                     return Ok(None);
                 };
                 let mut b = self.block(s, ft.first_block + u)?;
-                let mut post = b.base()?;
+                let mut at = b.base(ft.positions)?;
                 // Bytes the previous key shares with `key` (all previous
                 // keys sort below it). A key sharing more than that with
                 // its predecessor also sorts below; one sharing at most that
@@ -541,10 +592,8 @@ impl TermDict {
                 let mut matched = 0;
                 for j in 0..self.block_terms(f, u) {
                     let (shared, suffix) = b.key()?;
-                    let (df, len) = b.stats()?;
-                    let end = post
-                        .checked_add(len)
-                        .ok_or_else(|| BadTerms("term region overflows".into()))?;
+                    let (df, lens) = b.stats(ft.positions)?;
+                    let end = at.after(lens)?;
                     let order = if shared > matched {
                         Ordering::Less
                     } else {
@@ -556,11 +605,11 @@ impl TermDict {
                         suffix.get(common).cmp(&rest.get(common))
                     };
                     match order {
-                        Ordering::Less => post = end,
+                        Ordering::Less => at = end,
                         Ordering::Greater => return Ok(None),
                         Ordering::Equal => {
                             let i = ft.first + u * BLOCK_TERMS as u32 + j;
-                            return self.entry(df, post, end, i).map(Some);
+                            return self.entry(df, at, end, ft.positions, i).map(Some);
                         }
                     }
                 }
@@ -579,7 +628,7 @@ impl TermDict {
             next: from,
             key: Vec::new(),
             block: None,
-            post: 0,
+            at: Spans::default(),
         }
     }
 }
@@ -600,9 +649,12 @@ impl<'s> BlockReader<'s> {
     fn usize(&mut self) -> Result<usize, BadTerms> {
         usize::try_from(self.varint()?).or_else(|_| bad("term block value too large"))
     }
+    /// A block's starting offsets.
     #[inline]
-    fn base(&mut self) -> Result<usize, BadTerms> {
-        self.usize()
+    fn base(&mut self, positions: bool) -> Result<Spans, BadTerms> {
+        let post = self.usize()?;
+        let pos = if positions { self.usize()? } else { 0 };
+        Ok(Spans { post, pos })
     }
     /// A key's shared length and suffix bytes.
     #[inline]
@@ -617,11 +669,34 @@ impl<'s> BlockReader<'s> {
         self.pos += n;
         Ok((shared, suffix))
     }
-    /// A term's df and postings length.
+    /// A term's df and region lengths.
     #[inline]
-    fn stats(&mut self) -> Result<(u32, usize), BadTerms> {
+    fn stats(&mut self, positions: bool) -> Result<(u32, Spans), BadTerms> {
         let df = u32::try_from(self.varint()?).or_else(|_| bad("document frequency too large"))?;
-        Ok((df, self.usize()?))
+        let post = self.usize()?;
+        let pos = if positions { self.usize()? } else { 0 };
+        Ok((df, Spans { post, pos }))
+    }
+}
+
+/// Offsets (or lengths) in the postings and positions sections.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Spans {
+    post: usize,
+    pos: usize,
+}
+
+impl Spans {
+    /// The offsets just past regions of `lens` starting here.
+    #[inline]
+    fn after(self, lens: Spans) -> Result<Spans, BadTerms> {
+        match (
+            self.post.checked_add(lens.post),
+            self.pos.checked_add(lens.pos),
+        ) {
+            (Some(post), Some(pos)) => Ok(Spans { post, pos }),
+            _ => bad("term region overflows"),
+        }
     }
 }
 
@@ -636,7 +711,7 @@ pub struct TermCursor<'d, 's> {
     next: u32,
     key: Vec<u8>,
     block: Option<BlockReader<'s>>,
-    post: usize,
+    at: Spans,
 }
 
 impl TermCursor<'_, '_> {
@@ -662,23 +737,23 @@ impl TermCursor<'_, '_> {
                 let j = i % BLOCK_TERMS as u32;
                 if j == 0 || self.block.is_none() {
                     let mut b = d.block(self.s, ft.first_block + u)?;
-                    let base = b.base()?;
-                    if self.block.is_some() && base != self.post {
+                    let base = b.base(ft.positions)?;
+                    if self.block.is_some() && base != self.at {
                         return bad(format!(
-                            "term block {} puts its postings at {base}, the previous term's end at {}",
+                            "term block {} puts its regions at {base:?}, the previous term's end at {:?}",
                             ft.first_block + u,
-                            self.post
+                            self.at
                         ));
                     }
-                    self.post = base;
+                    self.at = base;
                     self.key.clear();
                     self.block = Some(b);
                     // A cursor started inside a block skips to its term.
                     for _ in 0..j {
-                        self.step()?;
+                        self.step(ft.positions)?;
                     }
                 }
-                let e = self.step()?;
+                let (df, start) = self.step(ft.positions)?;
                 if j + 1 == d.block_terms(self.f, u)
                     && let Some(b) = &self.block
                     && b.pos != b.bytes.len()
@@ -689,14 +764,15 @@ impl TermCursor<'_, '_> {
                         b.bytes.len() - b.pos
                     ));
                 }
-                d.entry(e.0, e.1, e.2, ft.first + i)?
+                d.entry(df, start, self.at, ft.positions, ft.first + i)?
             }
         };
         Ok(Some((&self.key, entry)))
     }
 
-    /// Decodes the open block's next entry into `key`: (df, start, end).
-    fn step(&mut self) -> Result<(u32, usize, usize), BadTerms> {
+    /// Decodes the open block's next entry into `key`, moving `at` past
+    /// its regions: (df, their start).
+    fn step(&mut self, positions: bool) -> Result<(u32, Spans), BadTerms> {
         let b = self.block.as_mut().expect("a block is open");
         let (shared, suffix) = b.key()?;
         if shared > self.key.len() {
@@ -707,12 +783,10 @@ impl TermCursor<'_, '_> {
         }
         self.key.truncate(shared);
         self.key.extend_from_slice(suffix);
-        let (df, len) = b.stats()?;
-        let start = self.post;
-        self.post = start
-            .checked_add(len)
-            .ok_or_else(|| BadTerms("term region overflows".into()))?;
-        Ok((df, start, self.post))
+        let (df, lens) = b.stats(positions)?;
+        let start = self.at;
+        self.at = start.after(lens)?;
+        Ok((df, start))
     }
 }
 
@@ -740,9 +814,10 @@ mod tests {
     }
 
     fn encode(terms: &[(usize, Vec<u8>, u32, u64)]) -> (Vec<u8>, usize) {
-        let mut e = TermsEncoder::new(3);
+        let mut e = TermsEncoder::new(vec![false, false, true]);
         for (f, k, df, len) in terms {
-            e.add(*f, k, *df, *len).unwrap();
+            let pos = (*f == 2).then_some(2 * *len);
+            e.add(*f, k, *df, *len, pos).unwrap();
         }
         let mut out = Vec::new();
         e.finish(&mut out).unwrap();
@@ -750,28 +825,39 @@ mod tests {
         (out, total)
     }
 
+    fn positions_len(terms: &[(usize, Vec<u8>, u32, u64)]) -> usize {
+        terms
+            .iter()
+            .filter(|t| t.0 == 2)
+            .map(|t| 2 * t.3 as usize)
+            .sum()
+    }
+
     #[test]
     fn v2_round_trips_by_lookup_and_cursor() {
         let terms = sample_terms();
         let (s, post_len) = encode(&terms);
-        let d = TermDict::parse(2, &s, 3, post_len).unwrap();
+        let d = TermDict::parse(2, &s, 3, post_len, positions_len(&terms)).unwrap();
         assert_eq!(
             (d.num_terms(0), d.num_terms(1), d.num_terms(2)),
             (100, 0, 32)
         );
         assert_eq!(d.num_blocks(0), 7);
-        let mut off = 0;
+        let (mut off, mut pos) = (0, 0);
         for (f, k, df, len) in &terms {
             let e = d.lookup(&s, *f, k).unwrap().unwrap();
+            let positions = (*f == 2).then(|| (pos, pos + 2 * *len as usize));
             assert_eq!(
                 e,
                 TermEntry {
                     df: *df,
                     post_off: off,
-                    post_end: off + *len as usize
+                    post_end: off + *len as usize,
+                    positions,
                 }
             );
             off += *len as usize;
+            pos = positions.map_or(pos, |p| p.1);
             let mut longer = k.clone();
             longer.push(0);
             assert_eq!(d.lookup(&s, *f, &longer).unwrap(), None);
@@ -809,11 +895,12 @@ mod tests {
     fn v2_damage_is_an_error_never_a_panic() {
         let terms = sample_terms();
         let (s, post_len) = encode(&terms);
+        let pos_len = positions_len(&terms);
         for at in 0..s.len() {
             for flip in [0x01u8, 0xff] {
                 let mut bad = s.clone();
                 bad[at] ^= flip;
-                let Ok(d) = TermDict::parse(2, &bad, 3, post_len) else {
+                let Ok(d) = TermDict::parse(2, &bad, 3, post_len, pos_len) else {
                     continue;
                 };
                 for (f, k, ..) in &terms {
@@ -826,7 +913,7 @@ mod tests {
             }
         }
         for cut in 0..s.len() {
-            assert!(TermDict::parse(2, &s[..cut], 3, post_len).is_err());
+            assert!(TermDict::parse(2, &s[..cut], 3, post_len, pos_len).is_err());
         }
     }
 }

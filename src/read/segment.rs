@@ -5,6 +5,7 @@ use std::sync::OnceLock;
 
 use crate::document::Value;
 use crate::error::{Error, Result};
+use crate::format::positions::Positions;
 use crate::format::postings::{BadPostings, Postings};
 use crate::format::terms::{BadTerms, TermCursor, TermDict, TermEntry};
 use crate::format::{self, Reader, ords, segment};
@@ -18,12 +19,19 @@ pub struct TermInfo {
     pub df: u32,
     post_off: usize,
     post_end: usize,
+    positions: Option<(usize, usize)>,
 }
 
 impl TermInfo {
     /// Bytes of the term's postings region (up to the next term's).
     pub fn region_len(&self) -> usize {
         self.post_end - self.post_off
+    }
+
+    /// The term's positions region (start, end) within the positions
+    /// section, for a field with positions.
+    pub fn positions_region(&self) -> Option<(usize, usize)> {
+        self.positions
     }
 
     /// Offset of the term's postings region within the postings section.
@@ -194,6 +202,7 @@ pub struct SegmentReader {
     /// Byte ranges of the sections within `map`.
     terms: (usize, usize),
     postings: (usize, usize),
+    positions: (usize, usize),
     stored: (usize, usize),
     /// The format version of the file.
     version: u32,
@@ -292,11 +301,18 @@ impl SegmentReader {
         // Terms.
         let terms = sec(segment::SECTION_TERMS)?;
         let postings = sec(segment::SECTION_POSTINGS)?;
+        // Version 1 has no positions section.
+        let positions = if version >= 2 {
+            sec(segment::SECTION_POSITIONS)?
+        } else {
+            (0, 0)
+        };
         let dict = TermDict::parse(
             version,
             &bytes[terms.0..terms.1],
             nfields,
             postings.1 - postings.0,
+            positions.1 - positions.0,
         )
         .map_err(|e| corrupt(e.0))?;
 
@@ -354,6 +370,7 @@ impl SegmentReader {
             total_tokens,
             terms,
             postings,
+            positions,
             stored,
             version,
             dict,
@@ -494,7 +511,13 @@ impl SegmentReader {
             ("norms", norms),
             ("stored", self.stored.1 - self.stored.0),
             ("sort", sort),
+            ("positions", self.positions.1 - self.positions.0),
         ]
+    }
+
+    /// Bytes of the positions section (0 in a version-1 segment).
+    pub fn positions_len(&self) -> usize {
+        self.positions.1 - self.positions.0
     }
 
     /// Bytes of the postings section.
@@ -532,6 +555,7 @@ impl SegmentReader {
             df: e.df,
             post_off: e.post_off,
             post_end: e.post_end,
+            positions: e.positions,
         })
     }
 
@@ -580,6 +604,45 @@ impl SegmentReader {
     pub fn postings(&self, info: &TermInfo) -> Result<Postings<'_>> {
         let region = &self.map[self.postings.0 + info.post_off..self.postings.0 + info.post_end];
         Postings::parse(region, info.df, self.doc_count).map_err(|e| self.bad(e))
+    }
+
+    /// The token positions of a term found by [`Self::term`] (or walked
+    /// by [`Self::terms`]), `None` for a field without positions (and in
+    /// a version-1 segment). Posting `i` of the term's list is posting
+    /// `i % BLOCK_LEN` of block `i / BLOCK_LEN`; with the block's
+    /// frequencies (`Postings::decode_docs` gives a tail's,
+    /// `Postings::decode_tfs` a packed block's),
+    /// [`Positions::read`](crate::format::positions::Positions::read)
+    /// reads that posting's positions without decoding other blocks':
+    ///
+    /// ```no_run
+    /// # fn f(seg: &quarry::read::SegmentReader, field: quarry::FieldId) -> quarry::Result<()> {
+    /// use quarry::format::postings::BLOCK_LEN;
+    /// let info = seg.term(field, b"fox")?.expect("a term of the segment");
+    /// let list = seg.postings(&info)?;
+    /// let positions = seg.positions(&info)?.expect("a field with positions");
+    /// let (mut docs, mut tfs) = ([0u32; BLOCK_LEN], [0u32; BLOCK_LEN]);
+    /// let mut out = Vec::new();
+    /// for b in 0..list.num_blocks() {
+    ///     let n = list.decode_docs(b, &mut docs, &mut tfs).map_err(|e| seg.bad(e))?;
+    ///     if list.is_packed(b) {
+    ///         list.decode_tfs(b, &mut tfs).map_err(|e| seg.bad(e))?;
+    ///     }
+    ///     for i in 0..n {
+    ///         positions.read(b, i, &tfs[..n], &mut out).map_err(|e| seg.bad(e))?;
+    ///         // `out`: the ascending token positions of "fox" in docs[i].
+    ///     }
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn positions(&self, info: &TermInfo) -> Result<Option<Positions<'_>>> {
+        let Some((a, e)) = info.positions else {
+            return Ok(None);
+        };
+        let region = &self.map[self.positions.0 + a..self.positions.0 + e];
+        Positions::parse(region, info.df)
+            .map(Some)
+            .map_err(|e| self.bad(e))
     }
 
     /// A `Corrupt` error for a postings problem in this segment.

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use crate::document::Value;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::read::{LiveSegment, StoredCache, TermInfo, Terms};
 use crate::schema::{FieldId, FieldType, Schema};
 use crate::write::io::IoHooks;
@@ -97,6 +97,8 @@ pub(crate) fn merge_segments(
     let mut tfs = Vec::new();
     let mut src_docs = Vec::new();
     let mut src_tfs = Vec::new();
+    let mut positions = Vec::new();
+    let mut src_positions = Vec::new();
     for (fid, def) in schema.iter() {
         if !def.is_indexed() {
             continue;
@@ -118,6 +120,7 @@ pub(crate) fn merge_segments(
             key.extend_from_slice(min);
             docs.clear();
             tfs.clear();
+            positions.clear();
             for (si, (t, h)) in cursors.iter_mut().zip(&mut heads).enumerate() {
                 let Some((k, info)) = h.as_ref() else {
                     continue;
@@ -132,12 +135,27 @@ pub(crate) fn merge_segments(
                     .postings(info)?
                     .decode_all(&mut src_docs, &mut src_tfs)
                     .map_err(|e| reader.bad(e))?;
+                src_positions.clear();
+                if def.positions {
+                    // The schema is the index's, so every source has them.
+                    let p = reader.positions(info)?.ok_or_else(|| {
+                        Error::corrupt(reader.path(), "a term of a field with positions has none")
+                    })?;
+                    p.decode_all(&src_tfs, &mut src_positions)
+                        .map_err(|e| reader.bad(e))?;
+                }
+                let mut at = 0;
                 for (&d, &tf) in src_docs.iter().zip(&src_tfs) {
                     let nd = maps[si][d as usize];
+                    let next = at + tf as usize;
                     if nd != u32::MAX {
                         docs.push(nd);
                         tfs.push(tf);
+                        if def.positions {
+                            positions.extend_from_slice(&src_positions[at..next]);
+                        }
                     }
+                    at = next;
                 }
                 next_term(t, h)?;
             }
@@ -145,7 +163,8 @@ pub(crate) fn merge_segments(
                 if def.ty == FieldType::Text {
                     total_tokens[fid.0 as usize] += tfs.iter().map(|&t| u64::from(t)).sum::<u64>();
                 }
-                w.add_term(fid, &key, &docs, &tfs, field_norms, io)?;
+                let pos = def.positions.then_some(&positions[..]);
+                w.add_term(fid, &key, &docs, &tfs, field_norms, pos, io)?;
             }
         }
     }

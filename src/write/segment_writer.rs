@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::format::ords;
-use crate::format::postings;
 use crate::format::segment::{self, SegmentFileWriter};
 use crate::format::terms::TermsEncoder;
+use crate::format::{positions, postings};
 use crate::schema::{FieldId, FieldType, Schema};
 use crate::write::io::IoHooks;
 
@@ -141,6 +141,8 @@ pub(crate) struct SegmentWriter {
     path: PathBuf,
     file: SegmentFileWriter<BufWriter<File>>,
     terms: TermsEncoder,
+    /// The positions section, built in memory (written after the postings).
+    positions: Vec<u8>,
     scratch: Vec<u8>,
     doc_count: u32,
 }
@@ -166,7 +168,8 @@ impl SegmentWriter {
         Ok(SegmentWriter {
             path: path.to_owned(),
             file,
-            terms: TermsEncoder::new(schema.fields().len()),
+            terms: TermsEncoder::new(schema.fields().iter().map(|f| f.positions).collect()),
+            positions: Vec::new(),
             scratch: Vec::new(),
             doc_count,
         })
@@ -174,7 +177,10 @@ impl SegmentWriter {
 
     /// Adds one term's postings. Terms arrive by ascending field id, then
     /// ascending key bytes. `norms` is the field's norms (None for a field
-    /// without length norms).
+    /// without length norms); `positions` (for a field with positions)
+    /// holds each posting's `tfs[i]` ascending positions, posting after
+    /// posting.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn add_term(
         &mut self,
         field: FieldId,
@@ -182,6 +188,7 @@ impl SegmentWriter {
         docs: &[u32],
         tfs: &[u32],
         norms: Option<&[u8]>,
+        positions: Option<&[u32]>,
         io: &IoHooks,
     ) -> Result<()> {
         debug_assert!(!docs.is_empty());
@@ -193,12 +200,22 @@ impl SegmentWriter {
         self.file
             .write(&self.scratch)
             .map_err(|e| Error::io(&self.path, e))?;
+        let pos_len = match positions {
+            None => None,
+            Some(p) => {
+                let before = self.positions.len();
+                positions::encode(tfs, p, &mut self.positions)
+                    .map_err(|e| Error::InvalidArgument(e.0.into()))?;
+                Some((self.positions.len() - before) as u64)
+            }
+        };
         self.terms
             .add(
                 field.0 as usize,
                 key,
                 docs.len() as u32,
                 self.scratch.len() as u64,
+                pos_len,
             )
             .map_err(|_| too_large())
     }
@@ -217,6 +234,9 @@ impl SegmentWriter {
             .section(segment::SECTION_TERMS, &terms)
             .map_err(ioe)?;
         drop(terms);
+        self.file
+            .section(segment::SECTION_POSITIONS, &self.positions)
+            .map_err(ioe)?;
 
         self.file
             .begin_section(segment::SECTION_NORMS)
