@@ -170,6 +170,11 @@ typedef uint32_t quarry_operator;
 typedef uint32_t quarry_occur;
 
 /**
+ * One end of a range query: one of the `QUARRY_BOUND_*` constants.
+ */
+typedef uint32_t quarry_bound;
+
+/**
  * The direction of a sort rule: `QUARRY_SORT_ASC` or `QUARRY_SORT_DESC`.
  */
 typedef uint32_t quarry_sort_order;
@@ -293,6 +298,18 @@ typedef uint32_t quarry_value_type;
 #define QUARRY_NO_VALUE 13
 
 /**
+ * A query string is not in the query syntax; the last-error message names
+ * the byte position and what was expected there.
+ */
+#define QUARRY_QUERY_SYNTAX 14
+
+/**
+ * A prefix query (or a range served from the term dictionary) expands to
+ * more distinct terms than the searcher allows (1024 by default).
+ */
+#define QUARRY_TOO_MANY_TERMS 15
+
+/**
  * Analysed text: split into lowercase alphanumeric tokens, indexed with
  * term frequencies and BM25 norms. Always indexed; cannot be sortable.
  */
@@ -366,6 +383,21 @@ typedef uint32_t quarry_value_type;
  * The clause must match, and does not contribute to the score.
  */
 #define QUARRY_OCCUR_FILTER 4
+
+/**
+ * No limit on this side (the end's value is ignored).
+ */
+#define QUARRY_BOUND_UNBOUNDED 0
+
+/**
+ * The end's value is in the range.
+ */
+#define QUARRY_BOUND_INCLUSIVE 1
+
+/**
+ * The end's value is not in the range.
+ */
+#define QUARRY_BOUND_EXCLUSIVE 2
 
 /**
  * Smaller values first.
@@ -888,6 +920,172 @@ quarry_status quarry_query_add_clause(quarry_query *boolean,
                                       const quarry_query *clause);
 
 /**
+ * A prefix query: documents whose text or indexed string field `field`
+ * holds a term starting with the bytes `prefix` (not analysed: for a text
+ * field give it lowercase, as the analyser makes tokens). Every match
+ * scores 1.0 (times the boosts above it). A prefix expanding to more than
+ * the searcher's limit of distinct terms (1024 by default, see
+ * `quarry_searcher_set_max_expansions`) fails the search with
+ * `QUARRY_TOO_MANY_TERMS`.
+ *
+ * On `QUARRY_OK`, `*out` is a new query owned by the caller.
+ * Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_INVALID_UTF8`. The field is
+ * checked by the search (`QUARRY_SCHEMA`).
+ *
+ * # Safety
+ * `field`/`prefix` are NULL or valid for reading `field_len`/`prefix_len`
+ * bytes; `out` is NULL or valid for writing one pointer.
+ */
+quarry_status quarry_query_prefix(const char *field,
+                                  size_t field_len,
+                                  const char *prefix,
+                                  size_t prefix_len,
+                                  quarry_query **out);
+
+/**
+ * A range query on the i64 field `field`: documents whose value lies
+ * between `lower` and `upper`, each end `QUARRY_BOUND_INCLUSIVE`,
+ * `QUARRY_BOUND_EXCLUSIVE` or `QUARRY_BOUND_UNBOUNDED` (its value then
+ * ignored). Every match scores 1.0 (times the boosts above it). The field
+ * must be sortable or indexed; an indexed field is searched through its
+ * terms (past the searcher's expansion limit, through its sort column
+ * when sortable, else `QUARRY_TOO_MANY_TERMS`).
+ *
+ * On `QUARRY_OK`, `*out` is a new query owned by the caller.
+ * Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_INVALID_UTF8`,
+ * `QUARRY_INVALID_ARGUMENT` (unknown bound kind). The field is checked by
+ * the search (`QUARRY_SCHEMA`).
+ *
+ * # Safety
+ * `field` is NULL or valid for reading `field_len` bytes; `out` is NULL or
+ * valid for writing one pointer.
+ */
+quarry_status quarry_query_range_i64(const char *field,
+                                     size_t field_len,
+                                     int64_t lower,
+                                     quarry_bound lower_kind,
+                                     int64_t upper,
+                                     quarry_bound upper_kind,
+                                     quarry_query **out);
+
+/**
+ * A range query on the f64 field `field` (which must be sortable), as
+ * `quarry_query_range_i64`. Values compare by IEEE total order (-0.0 sorts
+ * before 0.0); infinite ends are allowed, NaN is not.
+ *
+ * On `QUARRY_OK`, `*out` is a new query owned by the caller.
+ * Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_INVALID_UTF8`,
+ * `QUARRY_INVALID_ARGUMENT` (unknown bound kind, or a NaN end that is not
+ * unbounded). The field is checked by the search (`QUARRY_SCHEMA`).
+ *
+ * # Safety
+ * `field` is NULL or valid for reading `field_len` bytes; `out` is NULL or
+ * valid for writing one pointer.
+ */
+quarry_status quarry_query_range_f64(const char *field,
+                                     size_t field_len,
+                                     double lower,
+                                     quarry_bound lower_kind,
+                                     double upper,
+                                     quarry_bound upper_kind,
+                                     quarry_query **out);
+
+/**
+ * A range query on the string field `field`, as `quarry_query_range_i64`;
+ * values compare by their UTF-8 bytes. An unbounded end's pointer is not
+ * read (it may be NULL).
+ *
+ * On `QUARRY_OK`, `*out` is a new query owned by the caller.
+ * Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_INVALID_UTF8`,
+ * `QUARRY_INVALID_ARGUMENT` (unknown bound kind). The field is checked by
+ * the search (`QUARRY_SCHEMA`).
+ *
+ * # Safety
+ * `field` is NULL or valid for reading `field_len` bytes; `lower`/`upper`
+ * are NULL or valid for reading `lower_len`/`upper_len` bytes; `out` is
+ * NULL or valid for writing one pointer.
+ */
+quarry_status quarry_query_range_str(const char *field,
+                                     size_t field_len,
+                                     const char *lower,
+                                     size_t lower_len,
+                                     quarry_bound lower_kind,
+                                     const char *upper,
+                                     size_t upper_len,
+                                     quarry_bound upper_kind,
+                                     quarry_query **out);
+
+/**
+ * A query matching every document, each scoring 1.0 (times the boosts
+ * above it). With a MUST_NOT clause it matches every other document.
+ *
+ * On `QUARRY_OK`, `*out` is a new query owned by the caller.
+ * Errors: `QUARRY_NULL_ARGUMENT`.
+ *
+ * # Safety
+ * `out` is NULL or valid for writing one pointer.
+ */
+quarry_status quarry_query_all(quarry_query **out);
+
+/**
+ * A query matching no document.
+ *
+ * On `QUARRY_OK`, `*out` is a new query owned by the caller.
+ * Errors: `QUARRY_NULL_ARGUMENT`.
+ *
+ * # Safety
+ * `out` is NULL or valid for writing one pointer.
+ */
+quarry_status quarry_query_none(quarry_query **out);
+
+/**
+ * A new query: a **copy** of `query` with its scores multiplied by
+ * `boost` (finite, at least 0). The boost multiplies each BM25 term
+ * weight and each constant score below it, never a sum, so a boost of 1.0
+ * changes no score bit. The caller still owns `query`.
+ *
+ * On `QUARRY_OK`, `*out` is a new query owned by the caller.
+ * Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_INVALID_ARGUMENT` (a boost that
+ * is NaN, infinite or negative).
+ *
+ * # Safety
+ * `query` is NULL or a live query not modified by another thread during
+ * the call; `out` is NULL or valid for writing one pointer.
+ */
+quarry_status quarry_query_boost(const quarry_query *query, float boost, quarry_query **out);
+
+/**
+ * Parses `text` in the query syntax (`docs/QUERY-SYNTAX.md`) against the
+ * schema of `searcher`: clauses without `field:` search `default_field`
+ * (`default_field_len` bytes; NULL for none, when every clause must name
+ * its field), clauses side by side combine with `default_op`
+ * (`QUARRY_OPERATOR_AND` or `QUARRY_OPERATOR_OR`). The query keeps the
+ * text and is parsed again against the schema of each search (an index
+ * without a field it names fails that search).
+ *
+ * On `QUARRY_OK`, `*out` is a new query owned by the caller.
+ * Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_INVALID_UTF8`,
+ * `QUARRY_INVALID_ARGUMENT` (unknown operator), `QUARRY_SCHEMA` (no field
+ * `default_field`), `QUARRY_QUERY_SYNTAX` (the last-error message reads
+ * "query syntax error at byte N: ..." with the byte offset in `text` and
+ * what was expected there; also for unknown fields and values that do
+ * not fit their field).
+ *
+ * # Safety
+ * `searcher` is NULL or a live searcher; `text` is NULL or valid for
+ * reading `text_len` bytes; `default_field` is NULL or valid for reading
+ * `default_field_len` bytes; `out` is NULL or valid for writing one
+ * pointer.
+ */
+quarry_status quarry_query_parse(const quarry_searcher *searcher,
+                                 const char *text,
+                                 size_t text_len,
+                                 const char *default_field,
+                                 size_t default_field_len,
+                                 quarry_operator default_op,
+                                 quarry_query **out);
+
+/**
  * Frees a query. NULL is a no-op. Boolean queries that hold copies of it
  * are not affected.
  *
@@ -1049,6 +1247,21 @@ uint64_t quarry_searcher_generation(const quarry_searcher *searcher);
  * the call.
  */
 quarry_status quarry_searcher_set_exec_mode(quarry_searcher *searcher, quarry_exec_mode mode);
+
+/**
+ * Sets the most distinct terms a prefix query (or a range served from an
+ * indexed field's terms) may expand to in later searches on this handle
+ * (searchers from `quarry_searcher_reopen` inherit it); past it the
+ * search fails with `QUARRY_TOO_MANY_TERMS`. The default is 1024.
+ *
+ * Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_INVALID_ARGUMENT` (`limit` is 0).
+ * Thread safety: needs exclusive use of the searcher.
+ *
+ * # Safety
+ * `searcher` is NULL or a live searcher that no other thread uses during
+ * the call.
+ */
+quarry_status quarry_searcher_set_max_expansions(quarry_searcher *searcher, size_t limit);
 
 /**
  * The execution path of searches on this handle (a `QUARRY_EXEC_*`

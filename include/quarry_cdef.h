@@ -43,6 +43,8 @@ typedef uint32_t quarry_operator;
 
 typedef uint32_t quarry_occur;
 
+typedef uint32_t quarry_bound;
+
 typedef uint32_t quarry_sort_order;
 
 typedef uint32_t quarry_exec_mode;
@@ -85,6 +87,10 @@ typedef uint32_t quarry_value_type;
 
 #define QUARRY_NO_VALUE 13
 
+#define QUARRY_QUERY_SYNTAX 14
+
+#define QUARRY_TOO_MANY_TERMS 15
+
 #define QUARRY_FIELD_TEXT 1
 
 #define QUARRY_FIELD_STRING 2
@@ -112,6 +118,12 @@ typedef uint32_t quarry_value_type;
 #define QUARRY_OCCUR_MUST_NOT 3
 
 #define QUARRY_OCCUR_FILTER 4
+
+#define QUARRY_BOUND_UNBOUNDED 0
+
+#define QUARRY_BOUND_INCLUSIVE 1
+
+#define QUARRY_BOUND_EXCLUSIVE 2
 
 #define QUARRY_SORT_ASC 1
 
@@ -246,6 +258,52 @@ quarry_status quarry_query_add_clause(quarry_query *boolean,
                                       quarry_occur occur,
                                       const quarry_query *clause);
 
+quarry_status quarry_query_prefix(const char *field,
+                                  size_t field_len,
+                                  const char *prefix,
+                                  size_t prefix_len,
+                                  quarry_query **out);
+
+quarry_status quarry_query_range_i64(const char *field,
+                                     size_t field_len,
+                                     int64_t lower,
+                                     quarry_bound lower_kind,
+                                     int64_t upper,
+                                     quarry_bound upper_kind,
+                                     quarry_query **out);
+
+quarry_status quarry_query_range_f64(const char *field,
+                                     size_t field_len,
+                                     double lower,
+                                     quarry_bound lower_kind,
+                                     double upper,
+                                     quarry_bound upper_kind,
+                                     quarry_query **out);
+
+quarry_status quarry_query_range_str(const char *field,
+                                     size_t field_len,
+                                     const char *lower,
+                                     size_t lower_len,
+                                     quarry_bound lower_kind,
+                                     const char *upper,
+                                     size_t upper_len,
+                                     quarry_bound upper_kind,
+                                     quarry_query **out);
+
+quarry_status quarry_query_all(quarry_query **out);
+
+quarry_status quarry_query_none(quarry_query **out);
+
+quarry_status quarry_query_boost(const quarry_query *query, float boost, quarry_query **out);
+
+quarry_status quarry_query_parse(const quarry_searcher *searcher,
+                                 const char *text,
+                                 size_t text_len,
+                                 const char *default_field,
+                                 size_t default_field_len,
+                                 quarry_operator default_op,
+                                 quarry_query **out);
+
 void quarry_query_free(quarry_query *query);
 
 quarry_status quarry_sort_new(quarry_sort **out);
@@ -272,6 +330,8 @@ uint64_t quarry_searcher_doc_count(const quarry_searcher *searcher);
 uint64_t quarry_searcher_generation(const quarry_searcher *searcher);
 
 quarry_status quarry_searcher_set_exec_mode(quarry_searcher *searcher, quarry_exec_mode mode);
+
+quarry_status quarry_searcher_set_max_expansions(quarry_searcher *searcher, size_t limit);
 
 quarry_exec_mode quarry_searcher_exec_mode(const quarry_searcher *searcher);
 

@@ -55,6 +55,23 @@ pub enum Error {
     /// A feature that the request needs is not built yet.
     #[error("not supported: {0}")]
     Unsupported(String),
+    /// A query string is not in the query syntax (`docs/QUERY-SYNTAX.md`).
+    #[error("query syntax error at byte {position}: {message}")]
+    QuerySyntax {
+        /// The byte offset in the query string where the problem is.
+        position: usize,
+        /// What was found and what was expected there.
+        message: String,
+    },
+    /// A prefix or dictionary-served range expands to more distinct terms
+    /// than the searcher's limit ([`crate::SearchOptions::max_expansions`]).
+    #[error("{what} expands to more than {limit} terms")]
+    TooManyTerms {
+        /// The query part that expanded, for the message.
+        what: String,
+        /// The limit.
+        limit: usize,
+    },
 }
 
 /// The crate's result type.

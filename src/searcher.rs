@@ -66,8 +66,9 @@ impl Switch {
     }
 }
 
-/// Options of a searcher: the execution-path switches.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// Options of a searcher: the execution-path switches, and the limit of
+/// term expansion.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SearchOptions {
     /// The execution path; the master switch over the three below.
     pub exec: ExecMode,
@@ -81,6 +82,23 @@ pub struct SearchOptions {
     /// intersected in bulk, with per-window and per-candidate bounds
     /// (`QUARRY_BULK_AND`).
     pub bulk_and: Switch,
+    /// The most distinct terms a prefix query (or a range served from the
+    /// term dictionary) may expand to over the snapshot; more is
+    /// [`Error::TooManyTerms`]. Default 1024
+    /// ([`crate::query::plan::DEFAULT_MAX_EXPANSIONS`]).
+    pub max_expansions: usize,
+}
+
+impl Default for SearchOptions {
+    fn default() -> Self {
+        SearchOptions {
+            exec: ExecMode::default(),
+            term_topk: Switch::default(),
+            block_max_or: Switch::default(),
+            bulk_and: Switch::default(),
+            max_expansions: plan::DEFAULT_MAX_EXPANSIONS,
+        }
+    }
 }
 
 impl SearchOptions {
@@ -343,7 +361,7 @@ impl Searcher {
 
     /// Runs `query`.
     pub fn search(&self, query: &Query, req: &SearchRequest) -> Result<Hits> {
-        let node = plan::compile(query, &self.snap)?;
+        let node = plan::compile_with(query, &self.snap, self.options.max_expansions)?;
         let tally = Tally::new(req.total.threshold());
         if let Some(spec) = req.sort.as_ref().filter(|s| !s.is_score_order()) {
             return self.search_sorted(&node, req, spec, tally);

@@ -1329,3 +1329,60 @@ fn field_sort_values_after_score_and_doc_rules() {
     let sv = r[0].sort_values.as_deref().unwrap();
     assert!(sv.ends_with("|4|5"), "sort values {sv:?}: n should be 5");
 }
+
+/// `--syntax parser` reads the query language (fields, ranges, prefixes,
+/// operators) with --field and --op as its defaults, on every path alike;
+/// a malformed query fails naming its byte position; the default
+/// `--syntax terms` still reads any text as words.
+#[test]
+fn search_with_the_query_parser() {
+    let tmp = tempfile::tempdir().unwrap();
+    let idx = index_typed(tmp.path(), &["--segment-docs", "2"]);
+    let ids = |query: &str, extra: &[&str]| -> Vec<String> {
+        let mut args = vec!["--syntax", "parser", "--k", "10"];
+        args.extend_from_slice(extra);
+        let mut v: Vec<String> = search_rows(&idx, query, &args)
+            .into_iter()
+            .filter(|r| r.total > 0)
+            .map(|r| r.id)
+            .collect();
+        v.sort();
+        v
+    };
+    let cases: [(&str, &[&str]); 7] = [
+        ("x AND n:[0 TO *]", &["1", "4", "5"]),
+        ("f:{* TO 0]", &["1", "2", "4"]),
+        ("f:[0 TO 0]", &["2"]),
+        ("c:[a TO b}", &["2"]),
+        ("c:\\é OR c:b", &["1", "5"]),
+        ("y* -n:5", &[]),
+        ("x -n:{* TO 0]", &["1", "3", "5", "6"]),
+    ];
+    for (query, want) in cases {
+        for exec in ["exhaustive", "daat", "auto"] {
+            assert_eq!(ids(query, &["--exec", exec]), want, "{query} {exec}");
+        }
+    }
+    // --op is the default operator of clauses side by side.
+    assert_eq!(ids("x y", &["--op", "and"]), ["5"]);
+    assert_eq!(ids("x y", &["--op", "or"]).len(), 6);
+    // The same text as words: punctuation is not syntax.
+    let words = search_rows(&idx, "x AND (y", &["--op", "and"]);
+    assert_eq!(words.len(), 1);
+    let d = s(&idx);
+    let err = fails(&["search", d, "x AND (y", "--syntax", "parser"], 1);
+    assert!(
+        err.contains("at byte 8") && err.contains("expected ')'"),
+        "{err}"
+    );
+    let err = fails(&["search", d, "n:ten", "--syntax", "parser"], 1);
+    assert!(
+        err.contains("at byte 2") && err.contains("integer"),
+        "{err}"
+    );
+    let err = fails(&["search", d, "\"x y\"", "--syntax", "parser"], 1);
+    assert!(err.contains("positions"), "{err}");
+    let err = fails(&["search", d, "x", "--syntax", "lucene"], 2);
+    assert!(err.contains("'terms' or 'parser'"), "{err}");
+    assert!(ok(&["search", "--help"]).contains("--syntax terms|parser"));
+}

@@ -334,6 +334,11 @@ fn c_lifecycle_with_path_switches_from_the_environment() {
 }
 
 #[test]
+fn c_query_language() {
+    run_program(&[], &build_c99("query_lang"), &[], &[]);
+}
+
+#[test]
 fn c_error_paths() {
     run_program(&[], &build_c99("errors"), &[], &[]);
 }
@@ -390,6 +395,7 @@ fn c_tests_under_valgrind() {
     let vg = VALGRIND;
     run_program(&vg, &build_c99("lifecycle"), &[], &[]);
     run_program(&vg, &build_c99("errors"), &[], &[]);
+    run_program(&vg, &build_c99("query_lang"), &[], &[]);
     run_program(&vg, &build_c99("panic"), &[], &[]);
     run_program(&vg, &build_c99("threads"), &["6", "4"], &[]);
     // valgrind must see the library's allocations: a double free of a
@@ -462,7 +468,7 @@ fn c_tests_under_address_and_undefined_sanitizers() {
         ),
         ("UBSAN_OPTIONS", "halt_on_error=1:print_stacktrace=1"),
     ];
-    for name in ["lifecycle", "errors", "panic", "threads"] {
+    for name in ["lifecycle", "errors", "query_lang", "panic", "threads"] {
         let bin = build(name, "gcc", &flags, "-asan");
         let nm = run(Command::new("nm").arg(&bin));
         assert!(

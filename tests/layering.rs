@@ -101,6 +101,7 @@ fn capi_uses_only_the_public_api() {
         "Occur",
         "Operator",
         "Query",
+        "ParserConfig",
         "FieldDef",
         "FieldFlags",
         "FieldId",

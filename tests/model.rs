@@ -16,12 +16,21 @@ const WORDS: &[&str] = &[
     "mu",
 ];
 const TAGS: &[&str] = &["red", "green", "blue"];
+/// Prefixes: of words, of tags, of nothing, and of no term.
+const PREFIXES: &[&str] = &[
+    "", "a", "al", "alpha", "e", "et", "th", "z", "b", "r", "gr", "x",
+];
+/// Values of the f64 field (both zeros, which total order tells apart).
+const XS: &[f64] = &[-2.5, -0.0, 0.0, 1.0, 1.5, 3.0, f64::INFINITY];
+const BOOSTS: &[f32] = &[0.0, 0.5, 1.0, 2.5, 3.0];
 
 #[derive(Clone, Debug)]
 struct ModelDoc {
     id: i64,
     body: Vec<String>,
     tag: Option<String>,
+    n: Option<i64>,
+    x: Option<f64>,
     live: bool,
 }
 
@@ -30,6 +39,8 @@ enum Op {
     Add {
         words: Vec<usize>,
         tag: Option<usize>,
+        n: Option<i64>,
+        x: Option<usize>,
     },
     Delete(usize),
     Commit,
@@ -38,12 +49,21 @@ enum Op {
 
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
-        8 => (proptest::collection::vec(word(), 0..50), proptest::option::of(0..TAGS.len()))
-            .prop_map(|(words, tag)| Op::Add { words, tag }),
+        8 => (proptest::collection::vec(word(), 0..50), proptest::option::of(0..TAGS.len()), values())
+            .prop_map(|(words, tag, (n, x))| Op::Add { words, tag, n, x }),
         2 => (0usize..1000).prop_map(Op::Delete),
         2 => Just(Op::Commit),
         1 => Just(Op::MergeAll),
     ]
+}
+
+/// The numeric values of a document: an i64 in -3..12 and one of [`XS`],
+/// each possibly absent.
+fn values() -> impl Strategy<Value = (Option<i64>, Option<usize>)> {
+    (
+        proptest::option::of(-3i64..12),
+        proptest::option::of(0..XS.len()),
+    )
 }
 
 /// Skewed word choice so some terms are common and some rare.
@@ -57,17 +77,56 @@ enum Q {
     Tag(usize),
     Match(Vec<usize>, bool),
     Bool(Vec<(Occur, Q)>),
+    /// A prefix of [`PREFIXES`] on body (0), tag_idx (1) or tag (2).
+    Prefix(usize, usize),
+    /// A range of the i64 values, on n_idx (served by the term
+    /// dictionary) or n_sort (by the sort column).
+    RangeN(bool, Bound<i64>, Bound<i64>),
+    /// A range of the f64 values (sort column).
+    RangeX(Bound<usize>, Bound<usize>),
+    /// A range of tags, on tag_idx (dictionary) or tag_sort (sort column);
+    /// ends are tags or prefixes.
+    RangeTag(bool, Bound<&'static str>, Bound<&'static str>),
+    All,
+    Nothing,
+    Boost(Box<Q>, usize),
+}
+
+fn bound<T: std::fmt::Debug + Clone + 'static>(
+    v: impl Strategy<Value = T> + Clone,
+) -> impl Strategy<Value = Bound<T>> {
+    prop_oneof![
+        2 => v.clone().prop_map(Bound::Included),
+        2 => v.prop_map(Bound::Excluded),
+        1 => Just(Bound::Unbounded),
+    ]
+}
+
+fn tag_end() -> impl Strategy<Value = &'static str> + Clone {
+    prop_oneof![
+        proptest::sample::select(TAGS),
+        proptest::sample::select(PREFIXES)
+    ]
 }
 
 fn leaf() -> impl Strategy<Value = Q> {
+    // The scored leaves weigh most, so that most cases still run searches
+    // the score bounds can prune.
     prop_oneof![
-        (0..WORDS.len() + 1).prop_map(Q::Term),
-        (0..TAGS.len()).prop_map(Q::Tag),
-        (
+        4 => (0..WORDS.len() + 1).prop_map(Q::Term),
+        4 => (0..TAGS.len()).prop_map(Q::Tag),
+        4 => (
             proptest::collection::vec(0..WORDS.len() + 1, 0..5),
             any::<bool>()
         )
             .prop_map(|(w, and)| Q::Match(w, and)),
+        1 => (0usize..3, 0..PREFIXES.len()).prop_map(|(f, p)| Q::Prefix(f, p)),
+        1 => (any::<bool>(), bound(-4i64..13), bound(-4i64..13)).prop_map(|(i, l, h)| Q::RangeN(i, l, h)),
+        1 => (bound(0..XS.len()), bound(0..XS.len())).prop_map(|(l, h)| Q::RangeX(l, h)),
+        1 => (any::<bool>(), bound(tag_end()), bound(tag_end()))
+            .prop_map(|(i, l, h)| Q::RangeTag(i, l, h)),
+        1 => Just(Q::All),
+        1 => Just(Q::Nothing),
     ]
 }
 
@@ -82,7 +141,10 @@ fn occur() -> impl Strategy<Value = Occur> {
 
 fn query() -> impl Strategy<Value = Q> {
     leaf().prop_recursive(2, 12, 4, |inner| {
-        proptest::collection::vec((occur(), inner), 1..5).prop_map(Q::Bool)
+        prop_oneof![
+            4 => proptest::collection::vec((occur(), inner.clone()), 1..5).prop_map(Q::Bool),
+            1 => (inner, 0..BOOSTS.len()).prop_map(|(q, b)| Q::Boost(Box::new(q), b)),
+        ]
     })
 }
 
@@ -90,7 +152,21 @@ fn word_str(i: usize) -> &'static str {
     WORDS.get(i).copied().unwrap_or("absent")
 }
 
-fn to_query(q: &Q, body: FieldId, tag: FieldId) -> Query {
+/// The fields queries address.
+#[derive(Clone, Copy)]
+struct Fields {
+    body: FieldId,
+    tag: FieldId,
+    tag_idx: FieldId,
+    tag_sort: FieldId,
+    n_idx: FieldId,
+    n_sort: FieldId,
+    x: FieldId,
+}
+
+fn to_query(q: &Q, f: &Fields) -> Query {
+    let (body, tag) = (f.body, f.tag);
+    let map = |b: &Bound<i64>| b.map(Value::I64);
     match q {
         Q::Term(w) => Query::term(body, word_str(*w)),
         Q::Tag(t) => Query::term(tag, TAGS[*t]),
@@ -103,12 +179,44 @@ fn to_query(q: &Q, body: FieldId, tag: FieldId) -> Query {
                 if *and { Operator::And } else { Operator::Or },
             )
         }
-        Q::Bool(cs) => Query::Boolean(
-            cs.iter()
-                .map(|(o, q)| (*o, to_query(q, body, tag)))
-                .collect(),
+        Q::Bool(cs) => Query::Boolean(cs.iter().map(|(o, q)| (*o, to_query(q, f))).collect()),
+        Q::Prefix(field, p) => Query::prefix([body, f.tag_idx, tag][*field], PREFIXES[*p]),
+        Q::RangeN(idx, l, h) => Query::range(if *idx { f.n_idx } else { f.n_sort }, map(l), map(h)),
+        Q::RangeX(l, h) => Query::range(
+            f.x,
+            l.map(|i| Value::F64(XS[i])),
+            h.map(|i| Value::F64(XS[i])),
         ),
+        Q::RangeTag(idx, l, h) => Query::range(
+            if *idx { f.tag_idx } else { f.tag_sort },
+            l.map(|s| Value::Str(s.to_owned())),
+            h.map(|s| Value::Str(s.to_owned())),
+        ),
+        Q::All => Query::All,
+        Q::Nothing => Query::None,
+        Q::Boost(q, b) => to_query(q, f).boost(BOOSTS[*b]),
     }
+}
+
+/// Whether `v` lies between the bounds under `cmp`.
+fn within<T>(
+    v: &T,
+    l: &Bound<T>,
+    h: &Bound<T>,
+    cmp: impl Fn(&T, &T) -> std::cmp::Ordering,
+) -> bool {
+    use std::cmp::Ordering::*;
+    let above = match l {
+        Bound::Unbounded => true,
+        Bound::Included(b) => cmp(v, b) != Less,
+        Bound::Excluded(b) => cmp(v, b) == Greater,
+    };
+    let below = match h {
+        Bound::Unbounded => true,
+        Bound::Included(b) => cmp(v, b) != Greater,
+        Bound::Excluded(b) => cmp(v, b) == Less,
+    };
+    above && below
 }
 
 /// Corpus statistics over the physically present documents.
@@ -119,11 +227,12 @@ struct Stats {
     tag_df: HashMap<String, u64>,
 }
 
-fn term_score(stats: &Stats, df: u64, tf: u32, len: Option<u32>) -> f32 {
-    // Written out independently of the engine's bm25 module.
+fn term_score(stats: &Stats, df: u64, tf: u32, len: Option<u32>, boost: f64) -> f32 {
+    // Written out independently of the engine's bm25 module; a boost
+    // multiplies the weight before its one rounding to f32.
     let n = stats.n_docs as f64;
     let idf = (1.0 + (n - df as f64 + 0.5) / (df as f64 + 0.5)).ln();
-    let w = (idf * 2.2) as f32;
+    let w = (idf * 2.2 * boost) as f32;
     let inv = match len {
         Some(len) => {
             let avgdl = stats.total_tokens as f64 / n;
@@ -140,16 +249,42 @@ fn term_score(stats: &Stats, df: u64, tf: u32, len: Option<u32>) -> f32 {
 }
 
 /// The model's verdict for one document: None when it does not match.
-fn eval(q: &Q, d: &ModelDoc, s: &Stats) -> Option<f32> {
+/// `boost` is the product of the boosts above `q`.
+fn eval(q: &Q, d: &ModelDoc, s: &Stats, boost: f64) -> Option<f32> {
+    let constant = boost as f32;
     match q {
         Q::Term(w) => {
             let word = word_str(*w);
             let tf = d.body.iter().filter(|t| t.as_str() == word).count() as u32;
-            (tf > 0).then(|| term_score(s, s.df[word], tf, Some(d.body.len() as u32)))
+            (tf > 0).then(|| term_score(s, s.df[word], tf, Some(d.body.len() as u32), boost))
         }
-        Q::Tag(t) => {
-            (d.tag.as_deref() == Some(TAGS[*t])).then(|| term_score(s, s.tag_df[TAGS[*t]], 1, None))
+        Q::Tag(t) => (d.tag.as_deref() == Some(TAGS[*t]))
+            .then(|| term_score(s, s.tag_df[TAGS[*t]], 1, None, boost)),
+        Q::Prefix(field, p) => {
+            let p = PREFIXES[*p];
+            let hit = match field {
+                0 => d.body.iter().any(|t| t.starts_with(p)),
+                _ => d.tag.as_deref().is_some_and(|t| t.starts_with(p)),
+            };
+            hit.then_some(constant)
         }
+        Q::RangeN(_, l, h) => {
+            d.n.is_some_and(|n| within(&n, l, h, i64::cmp))
+                .then_some(constant)
+        }
+        Q::RangeX(l, h) => {
+            let (l, h) = (l.map(|i| XS[i]), h.map(|i| XS[i]));
+            d.x.is_some_and(|x| within(&x, &l, &h, f64::total_cmp))
+                .then_some(constant)
+        }
+        Q::RangeTag(_, l, h) => d
+            .tag
+            .as_deref()
+            .is_some_and(|t| within(&t, l, h, |a, b| a.as_bytes().cmp(b.as_bytes())))
+            .then_some(constant),
+        Q::All => Some(constant),
+        Q::Nothing => None,
+        Q::Boost(q, b) => eval(q, d, s, boost * f64::from(BOOSTS[*b])),
         Q::Match(ws, and) => {
             let mut distinct: Vec<usize> = Vec::new();
             for &w in ws {
@@ -163,10 +298,10 @@ fn eval(q: &Q, d: &ModelDoc, s: &Stats) -> Option<f32> {
             if clauses.is_empty() {
                 return None;
             }
-            eval(&Q::Bool(clauses), d, s)
+            eval(&Q::Bool(clauses), d, s, boost)
         }
         Q::Bool(cs) => {
-            let results: Vec<Option<f32>> = cs.iter().map(|(_, q)| eval(q, d, s)).collect();
+            let results: Vec<Option<f32>> = cs.iter().map(|(_, q)| eval(q, d, s, boost)).collect();
             let required = cs
                 .iter()
                 .any(|(o, _)| matches!(o, Occur::Must | Occur::Filter));
@@ -236,6 +371,33 @@ fn check(
             },
         )
         .unwrap();
+    // The same values under each way a range can be served: tag_idx and
+    // n_idx by the term dictionary, tag_sort, n_sort and x by the sort
+    // column.
+    let flags = |indexed, sortable| FieldFlags {
+        stored: false,
+        indexed,
+        sortable,
+    };
+    let mut add = |name, ty, indexed, sortable| {
+        schema
+            .add_field(name, ty, flags(indexed, sortable))
+            .unwrap()
+    };
+    let tag_idx = add("tag_idx", FieldType::String, true, false);
+    let tag_sort = add("tag_sort", FieldType::String, false, true);
+    let n_idx = add("n_idx", FieldType::I64, true, false);
+    let n_sort = add("n_sort", FieldType::I64, false, true);
+    let x = add("x", FieldType::F64, false, true);
+    let fields = Fields {
+        body,
+        tag,
+        tag_idx,
+        tag_sort,
+        n_idx,
+        n_sort,
+        x,
+    };
     let config = WriterConfig {
         max_docs_per_segment: Some(segment_docs),
         merge_factor,
@@ -247,7 +409,12 @@ fn check(
     let mut next_id = 0i64;
     for op in ops {
         match op {
-            Op::Add { words, tag: t } => {
+            Op::Add {
+                words,
+                tag: t,
+                n,
+                x: xi,
+            } => {
                 let id = next_id;
                 next_id += 1;
                 let mut d = Document::new();
@@ -258,12 +425,23 @@ fn check(
                 }
                 if let Some(t) = t {
                     d.add_str(tag, TAGS[t]);
+                    d.add_str(tag_idx, TAGS[t]);
+                    d.add_str(tag_sort, TAGS[t]);
+                }
+                if let Some(n) = n {
+                    d.add_i64(n_idx, n);
+                    d.add_i64(n_sort, n);
+                }
+                if let Some(i) = xi {
+                    d.add_f64(x, XS[i]);
                 }
                 w.add_document(&d).unwrap();
                 docs.push(ModelDoc {
                     id,
                     body: text.iter().map(|s| s.to_string()).collect(),
                     tag: t.map(|t| TAGS[t].to_string()),
+                    n,
+                    x: xi.map(|i| XS[i]),
                     live: true,
                 });
             }
@@ -344,7 +522,7 @@ fn check(
         let mut want: Vec<(u64, f32)> = docs
             .iter()
             .filter(|d| d.live)
-            .filter_map(|d| eval(&q, d, &stats).map(|s| (doc_of[&d.id], s)))
+            .filter_map(|d| eval(&q, d, &stats, 1.0).map(|s| (doc_of[&d.id], s)))
             .collect();
         let total = want.len() as u64;
         want.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
@@ -354,7 +532,7 @@ fn check(
             .take(k)
             .map(|(d, s)| (d, s.to_bits()))
             .collect();
-        let query = to_query(&q, body, tag);
+        let query = to_query(&q, &fields);
         for exec in [ExecMode::Exhaustive, ExecMode::Daat, ExecMode::Auto] {
             let s = searcher.clone().with_options(SearchOptions {
                 exec,
@@ -437,8 +615,8 @@ fn zipf_word() -> impl Strategy<Value = usize> {
 /// documents, a rare merge.
 fn large_op() -> impl Strategy<Value = Op> {
     prop_oneof![
-        600 => (proptest::collection::vec(zipf_word(), 0..24), proptest::option::of(0..TAGS.len()))
-            .prop_map(|(words, tag)| Op::Add { words, tag }),
+        600 => (proptest::collection::vec(zipf_word(), 0..24), proptest::option::of(0..TAGS.len()), values())
+            .prop_map(|(words, tag, (n, x))| Op::Add { words, tag, n, x }),
         8 => (0usize..100_000).prop_map(Op::Delete),
         2 => Just(Op::Commit),
         1 => Just(Op::MergeAll),
@@ -512,6 +690,8 @@ fn long_posting_lists_cross_many_blocks() {
         ops.push(Op::Add {
             words,
             tag: Some(i % 3),
+            n: Some(i as i64 % 13 - 2),
+            x: Some(i % XS.len()),
         });
         if i % 97 == 0 {
             ops.push(Op::Delete(i * 13));

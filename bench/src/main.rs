@@ -235,6 +235,62 @@ fn child(raw: &[String]) -> ExitCode {
     ExitCode::from(index::child_main(engine, layout, Path::new(dir), &args.corpus) as u8)
 }
 
+/// The hidden subcommand `__count ENGINE QUARRY_DIR TANTIVY_DIR QUERIES CLASS
+/// OP REGIME`: runs the class's queries of a `queries.tsv` once on one
+/// engine (see [`run::count_batch`], the function to count instructions
+/// in), and prints how many queries ran.
+fn count(raw: &[String]) -> ExitCode {
+    let usage = "usage: quarry-bench __count quarry|tantivy QUARRY_DIR TANTIVY_DIR QUERIES.tsv CLASS and|or lower-bound|exact";
+    let [engine, qdir, tdir, tsv, class, op, regime] = raw else {
+        eprintln!("{usage}");
+        return ExitCode::from(1);
+    };
+    let engine = match engine.as_str() {
+        "quarry" => Engine::Quarry,
+        "tantivy" => Engine::Tantivy,
+        _ => {
+            eprintln!("{usage}");
+            return ExitCode::from(1);
+        }
+    };
+    let op = match op.as_str() {
+        "and" => quarry::Operator::And,
+        "or" => quarry::Operator::Or,
+        _ => {
+            eprintln!("{usage}");
+            return ExitCode::from(1);
+        }
+    };
+    let Some(regime) = run::Regime::from_name(regime) else {
+        eprintln!("{usage}");
+        return ExitCode::from(1);
+    };
+    let texts: Vec<String> = match std::fs::read_to_string(tsv) {
+        Ok(s) => s
+            .lines()
+            .filter_map(|l| l.split_once('\t'))
+            .filter(|(c, _)| c == class)
+            .map(|(_, q)| q.to_owned())
+            .collect(),
+        Err(e) => {
+            eprintln!("{tsv}: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let result = run::Engines::open(Path::new(qdir), Path::new(tdir))
+        .and_then(|e| run::count_batch(&e, engine, &texts, op, regime));
+    match result {
+        Ok(_) => {
+            println!("{} queries", texts.len());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("{e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
 fn sh(cmd: &str, args: &[&str]) -> String {
     std::process::Command::new(cmd)
         .args(args)
@@ -309,6 +365,9 @@ fn main() -> ExitCode {
     let raw: Vec<String> = std::env::args().skip(1).collect();
     if raw.first().map(String::as_str) == Some("__index") {
         return child(&raw[1..]);
+    }
+    if raw.first().map(String::as_str) == Some("__count") {
+        return count(&raw[1..]);
     }
     if raw.first().map(String::as_str) == Some("__bytes") {
         // `__bytes ENGINE DIR`: the live and total bytes of an index.

@@ -1110,3 +1110,39 @@ fn agreement(engines: &Engines, q: &Seen, t: &Seen, cache: &mut HashMap<u64, i64
     }
     a
 }
+
+/// The hidden `__count` subcommand's work: every query of `texts` run once
+/// on one engine, in the given regime, top 10 by score. A separate
+/// function, never inlined, so that `valgrind --tool=callgrind
+/// --toggle-collect='*count_batch*'` counts the two engines' instructions
+/// over the same queries and nothing else (instruction counts are steady on
+/// a noisy machine where CPU time is not).
+#[inline(never)]
+pub fn count_batch(
+    engines: &Engines,
+    engine: Engine,
+    texts: &[String],
+    op: Operator,
+    regime: Regime,
+) -> Result<u64, String> {
+    let mut prepared = Vec::with_capacity(texts.len());
+    for t in texts {
+        let mut q = engines.prepare(t, op)?;
+        q.regime = regime;
+        prepared.push(q);
+    }
+    Ok(count_run(engines, engine, &prepared))
+}
+
+#[inline(never)]
+fn count_run(engines: &Engines, engine: Engine, queries: &[Prepared]) -> u64 {
+    let mut hits = 0u64;
+    for q in queries {
+        let r = match engine {
+            Engine::Quarry => engines.search_quarry(q),
+            Engine::Tantivy => engines.search_tantivy(q),
+        };
+        hits += r.hits.len() as u64;
+    }
+    hits
+}

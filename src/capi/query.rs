@@ -1,13 +1,16 @@
-//! `quarry_query`: term, match and boolean queries, addressed by field name
-//! and resolved against the searcher's schema when a search runs.
+//! `quarry_query`: term, match, boolean, prefix, range, match-all/none,
+//! boosted and parsed queries, addressed by field name and resolved
+//! against the searcher's schema when a search runs.
 
+use super::searcher::quarry_searcher;
 use super::status::{QUARRY_SCHEMA, quarry_status};
 use super::{
     CResult, Failure, Handle, check_out, free_handle, guard, guard_value, handle_mut, handle_ref,
     into_handle, str_arg, write_out,
 };
-use crate::{FieldType, Occur, Operator, Query, Schema};
+use crate::{FieldType, Occur, Operator, ParserConfig, Query, Schema, Value};
 use std::ffi::c_char;
+use std::ops::Bound;
 
 /// A query. It names fields rather than holding field ids, so one query can
 /// be run against any searcher (and reopened searchers) of indexes whose
@@ -35,6 +38,25 @@ pub(crate) enum CQuery {
         op: Operator,
     },
     Boolean(Vec<(Occur, CQuery)>),
+    Prefix {
+        field: String,
+        prefix: String,
+    },
+    Range {
+        field: String,
+        lower: Bound<Value>,
+        upper: Bound<Value>,
+    },
+    All,
+    None,
+    Boost(Box<CQuery>, f32),
+    /// Parsed again against the schema of each search (it parsed against
+    /// the searcher's when it was made).
+    Parsed {
+        text: String,
+        default_field: Option<String>,
+        op: Operator,
+    },
 }
 
 impl Handle for quarry_query {
@@ -105,7 +127,62 @@ impl CQuery {
                     .map(|(occur, q)| Ok((*occur, q.resolve(schema)?)))
                     .collect::<CResult<_>>()?,
             ),
+            CQuery::Prefix {
+                field: name,
+                prefix,
+            } => Query::prefix(field(name)?.0, prefix),
+            CQuery::Range {
+                field: name,
+                lower,
+                upper,
+            } => Query::range(field(name)?.0, lower.clone(), upper.clone()),
+            CQuery::All => Query::All,
+            CQuery::None => Query::None,
+            CQuery::Boost(q, b) => q.resolve(schema)?.boost(*b),
+            CQuery::Parsed {
+                text,
+                default_field,
+                op,
+            } => {
+                let default_fields = match default_field {
+                    Some(name) => vec![field(name)?.0],
+                    None => Vec::new(),
+                };
+                let config = ParserConfig {
+                    default_fields,
+                    default_op: *op,
+                };
+                Query::parse(text, schema, &config)?
+            }
         })
+    }
+}
+
+/// One end of a range query: one of the `QUARRY_BOUND_*` constants.
+pub type quarry_bound = u32;
+/// No limit on this side (the end's value is ignored).
+pub const QUARRY_BOUND_UNBOUNDED: quarry_bound = 0;
+/// The end's value is in the range.
+pub const QUARRY_BOUND_INCLUSIVE: quarry_bound = 1;
+/// The end's value is not in the range.
+pub const QUARRY_BOUND_EXCLUSIVE: quarry_bound = 2;
+
+/// A `quarry_bound` and its value as a Rust bound.
+fn bound_arg(kind: quarry_bound, value: impl FnOnce() -> CResult<Value>) -> CResult<Bound<Value>> {
+    Ok(match kind {
+        QUARRY_BOUND_UNBOUNDED => Bound::Unbounded,
+        QUARRY_BOUND_INCLUSIVE => Bound::Included(value()?),
+        QUARRY_BOUND_EXCLUSIVE => Bound::Excluded(value()?),
+        other => return Err(Failure::invalid(format!("unknown bound kind {other}"))),
+    })
+}
+
+/// `op` as an operator.
+fn operator_arg(op: quarry_operator) -> CResult<Operator> {
+    match op {
+        QUARRY_OPERATOR_AND => Ok(Operator::And),
+        QUARRY_OPERATOR_OR => Ok(Operator::Or),
+        other => Err(Failure::invalid(format!("unknown operator {other}"))),
     }
 }
 
@@ -207,11 +284,7 @@ pub unsafe extern "C" fn quarry_query_match(
         let field = unsafe { str_arg(field, field_len, "field") }?;
         // SAFETY: the caller guarantees `text` is readable for `text_len` bytes.
         let text = unsafe { str_arg(text, text_len, "text") }?;
-        let op = match op {
-            QUARRY_OPERATOR_AND => Operator::And,
-            QUARRY_OPERATOR_OR => Operator::Or,
-            other => return Err(Failure::invalid(format!("unknown operator {other}"))),
-        };
+        let op = operator_arg(op)?;
         check_out(out, "out")?;
         emit(
             out,
@@ -292,6 +365,318 @@ pub unsafe extern "C" fn quarry_query_add_clause(
                 "clauses can only be added to a query made by quarry_query_boolean",
             )),
         }
+    })
+}
+
+/// A prefix query: documents whose text or indexed string field `field`
+/// holds a term starting with the bytes `prefix` (not analysed: for a text
+/// field give it lowercase, as the analyser makes tokens). Every match
+/// scores 1.0 (times the boosts above it). A prefix expanding to more than
+/// the searcher's limit of distinct terms (1024 by default, see
+/// `quarry_searcher_set_max_expansions`) fails the search with
+/// `QUARRY_TOO_MANY_TERMS`.
+///
+/// On `QUARRY_OK`, `*out` is a new query owned by the caller.
+/// Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_INVALID_UTF8`. The field is
+/// checked by the search (`QUARRY_SCHEMA`).
+///
+/// # Safety
+/// `field`/`prefix` are NULL or valid for reading `field_len`/`prefix_len`
+/// bytes; `out` is NULL or valid for writing one pointer.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn quarry_query_prefix(
+    field: *const c_char,
+    field_len: usize,
+    prefix: *const c_char,
+    prefix_len: usize,
+    out: *mut *mut quarry_query,
+) -> quarry_status {
+    guard(|| {
+        // SAFETY: the caller guarantees `field` is readable for `field_len` bytes.
+        let field = unsafe { str_arg(field, field_len, "field") }?;
+        // SAFETY: the caller guarantees `prefix` is readable for `prefix_len` bytes.
+        let prefix = unsafe { str_arg(prefix, prefix_len, "prefix") }?;
+        check_out(out, "out")?;
+        emit(
+            out,
+            CQuery::Prefix {
+                field: field.to_owned(),
+                prefix: prefix.to_owned(),
+            },
+        );
+        Ok(())
+    })
+}
+
+/// Makes a range query on `field` from the two ends `ends` reads.
+///
+/// # Safety
+/// `field` is NULL or valid for reading `field_len` bytes; `out` is NULL or
+/// valid for writing one pointer.
+unsafe fn range(
+    field: *const c_char,
+    field_len: usize,
+    ends: impl FnOnce() -> CResult<(Bound<Value>, Bound<Value>)>,
+    out: *mut *mut quarry_query,
+) -> quarry_status {
+    guard(|| {
+        // SAFETY: per this function's contract `field` is readable for
+        // `field_len` bytes.
+        let field = unsafe { str_arg(field, field_len, "field") }?;
+        let (lower, upper) = ends()?;
+        check_out(out, "out")?;
+        emit(
+            out,
+            CQuery::Range {
+                field: field.to_owned(),
+                lower,
+                upper,
+            },
+        );
+        Ok(())
+    })
+}
+
+/// A range query on the i64 field `field`: documents whose value lies
+/// between `lower` and `upper`, each end `QUARRY_BOUND_INCLUSIVE`,
+/// `QUARRY_BOUND_EXCLUSIVE` or `QUARRY_BOUND_UNBOUNDED` (its value then
+/// ignored). Every match scores 1.0 (times the boosts above it). The field
+/// must be sortable or indexed; an indexed field is searched through its
+/// terms (past the searcher's expansion limit, through its sort column
+/// when sortable, else `QUARRY_TOO_MANY_TERMS`).
+///
+/// On `QUARRY_OK`, `*out` is a new query owned by the caller.
+/// Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_INVALID_UTF8`,
+/// `QUARRY_INVALID_ARGUMENT` (unknown bound kind). The field is checked by
+/// the search (`QUARRY_SCHEMA`).
+///
+/// # Safety
+/// `field` is NULL or valid for reading `field_len` bytes; `out` is NULL or
+/// valid for writing one pointer.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn quarry_query_range_i64(
+    field: *const c_char,
+    field_len: usize,
+    lower: i64,
+    lower_kind: quarry_bound,
+    upper: i64,
+    upper_kind: quarry_bound,
+    out: *mut *mut quarry_query,
+) -> quarry_status {
+    let ends = || {
+        Ok((
+            bound_arg(lower_kind, || Ok(Value::I64(lower)))?,
+            bound_arg(upper_kind, || Ok(Value::I64(upper)))?,
+        ))
+    };
+    // SAFETY: forwarded from this function's contract.
+    unsafe { range(field, field_len, ends, out) }
+}
+
+/// A range query on the f64 field `field` (which must be sortable), as
+/// `quarry_query_range_i64`. Values compare by IEEE total order (-0.0 sorts
+/// before 0.0); infinite ends are allowed, NaN is not.
+///
+/// On `QUARRY_OK`, `*out` is a new query owned by the caller.
+/// Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_INVALID_UTF8`,
+/// `QUARRY_INVALID_ARGUMENT` (unknown bound kind, or a NaN end that is not
+/// unbounded). The field is checked by the search (`QUARRY_SCHEMA`).
+///
+/// # Safety
+/// `field` is NULL or valid for reading `field_len` bytes; `out` is NULL or
+/// valid for writing one pointer.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn quarry_query_range_f64(
+    field: *const c_char,
+    field_len: usize,
+    lower: f64,
+    lower_kind: quarry_bound,
+    upper: f64,
+    upper_kind: quarry_bound,
+    out: *mut *mut quarry_query,
+) -> quarry_status {
+    let value = |v: f64| {
+        if v.is_nan() {
+            Err(Failure::invalid("a range end is NaN"))
+        } else {
+            Ok(Value::F64(v))
+        }
+    };
+    let ends = || {
+        Ok((
+            bound_arg(lower_kind, || value(lower))?,
+            bound_arg(upper_kind, || value(upper))?,
+        ))
+    };
+    // SAFETY: forwarded from this function's contract.
+    unsafe { range(field, field_len, ends, out) }
+}
+
+/// A range query on the string field `field`, as `quarry_query_range_i64`;
+/// values compare by their UTF-8 bytes. An unbounded end's pointer is not
+/// read (it may be NULL).
+///
+/// On `QUARRY_OK`, `*out` is a new query owned by the caller.
+/// Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_INVALID_UTF8`,
+/// `QUARRY_INVALID_ARGUMENT` (unknown bound kind). The field is checked by
+/// the search (`QUARRY_SCHEMA`).
+///
+/// # Safety
+/// `field` is NULL or valid for reading `field_len` bytes; `lower`/`upper`
+/// are NULL or valid for reading `lower_len`/`upper_len` bytes; `out` is
+/// NULL or valid for writing one pointer.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn quarry_query_range_str(
+    field: *const c_char,
+    field_len: usize,
+    lower: *const c_char,
+    lower_len: usize,
+    lower_kind: quarry_bound,
+    upper: *const c_char,
+    upper_len: usize,
+    upper_kind: quarry_bound,
+    out: *mut *mut quarry_query,
+) -> quarry_status {
+    let ends = || {
+        Ok((
+            bound_arg(lower_kind, || {
+                // SAFETY: the caller guarantees `lower` is readable for `lower_len` bytes.
+                Ok(Value::Str(
+                    unsafe { str_arg(lower, lower_len, "lower") }?.to_owned(),
+                ))
+            })?,
+            bound_arg(upper_kind, || {
+                // SAFETY: the caller guarantees `upper` is readable for `upper_len` bytes.
+                Ok(Value::Str(
+                    unsafe { str_arg(upper, upper_len, "upper") }?.to_owned(),
+                ))
+            })?,
+        ))
+    };
+    // SAFETY: forwarded from this function's contract.
+    unsafe { range(field, field_len, ends, out) }
+}
+
+/// A query matching every document, each scoring 1.0 (times the boosts
+/// above it). With a MUST_NOT clause it matches every other document.
+///
+/// On `QUARRY_OK`, `*out` is a new query owned by the caller.
+/// Errors: `QUARRY_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `out` is NULL or valid for writing one pointer.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn quarry_query_all(out: *mut *mut quarry_query) -> quarry_status {
+    guard(|| {
+        check_out(out, "out")?;
+        emit(out, CQuery::All);
+        Ok(())
+    })
+}
+
+/// A query matching no document.
+///
+/// On `QUARRY_OK`, `*out` is a new query owned by the caller.
+/// Errors: `QUARRY_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `out` is NULL or valid for writing one pointer.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn quarry_query_none(out: *mut *mut quarry_query) -> quarry_status {
+    guard(|| {
+        check_out(out, "out")?;
+        emit(out, CQuery::None);
+        Ok(())
+    })
+}
+
+/// A new query: a **copy** of `query` with its scores multiplied by
+/// `boost` (finite, at least 0). The boost multiplies each BM25 term
+/// weight and each constant score below it, never a sum, so a boost of 1.0
+/// changes no score bit. The caller still owns `query`.
+///
+/// On `QUARRY_OK`, `*out` is a new query owned by the caller.
+/// Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_INVALID_ARGUMENT` (a boost that
+/// is NaN, infinite or negative).
+///
+/// # Safety
+/// `query` is NULL or a live query not modified by another thread during
+/// the call; `out` is NULL or valid for writing one pointer.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn quarry_query_boost(
+    query: *const quarry_query,
+    boost: f32,
+    out: *mut *mut quarry_query,
+) -> quarry_status {
+    guard(|| {
+        // SAFETY: the caller guarantees a non-NULL `query` is a live query
+        // not modified concurrently.
+        let copy = unsafe { handle_ref(query, "query") }?.clone();
+        if !boost.is_finite() || boost < 0.0 {
+            return Err(Failure::invalid(format!(
+                "a boost must be finite and at least 0, not {boost}"
+            )));
+        }
+        check_out(out, "out")?;
+        emit(out, CQuery::Boost(Box::new(copy), boost));
+        Ok(())
+    })
+}
+
+/// Parses `text` in the query syntax (`docs/QUERY-SYNTAX.md`) against the
+/// schema of `searcher`: clauses without `field:` search `default_field`
+/// (`default_field_len` bytes; NULL for none, when every clause must name
+/// its field), clauses side by side combine with `default_op`
+/// (`QUARRY_OPERATOR_AND` or `QUARRY_OPERATOR_OR`). The query keeps the
+/// text and is parsed again against the schema of each search (an index
+/// without a field it names fails that search).
+///
+/// On `QUARRY_OK`, `*out` is a new query owned by the caller.
+/// Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_INVALID_UTF8`,
+/// `QUARRY_INVALID_ARGUMENT` (unknown operator), `QUARRY_SCHEMA` (no field
+/// `default_field`), `QUARRY_QUERY_SYNTAX` (the last-error message reads
+/// "query syntax error at byte N: ..." with the byte offset in `text` and
+/// what was expected there; also for unknown fields and values that do
+/// not fit their field).
+///
+/// # Safety
+/// `searcher` is NULL or a live searcher; `text` is NULL or valid for
+/// reading `text_len` bytes; `default_field` is NULL or valid for reading
+/// `default_field_len` bytes; `out` is NULL or valid for writing one
+/// pointer.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn quarry_query_parse(
+    searcher: *const quarry_searcher,
+    text: *const c_char,
+    text_len: usize,
+    default_field: *const c_char,
+    default_field_len: usize,
+    default_op: quarry_operator,
+    out: *mut *mut quarry_query,
+) -> quarry_status {
+    guard(|| {
+        // SAFETY: the caller guarantees a live searcher; only shared access is used.
+        let searcher = unsafe { handle_ref(searcher, "searcher") }?;
+        // SAFETY: the caller guarantees `text` is readable for `text_len` bytes.
+        let text = unsafe { str_arg(text, text_len, "text") }?;
+        let default_field = if default_field.is_null() {
+            None
+        } else {
+            // SAFETY: non-NULL, and the caller guarantees it is readable
+            // for `default_field_len` bytes.
+            Some(unsafe { str_arg(default_field, default_field_len, "default_field") }?.to_owned())
+        };
+        let op = operator_arg(default_op)?;
+        check_out(out, "out")?;
+        let q = CQuery::Parsed {
+            text: text.to_owned(),
+            default_field,
+            op,
+        };
+        q.resolve(searcher.schema())?;
+        emit(out, q);
+        Ok(())
     })
 }
 

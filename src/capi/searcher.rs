@@ -159,6 +159,35 @@ pub unsafe extern "C" fn quarry_searcher_set_exec_mode(
     })
 }
 
+/// Sets the most distinct terms a prefix query (or a range served from an
+/// indexed field's terms) may expand to in later searches on this handle
+/// (searchers from `quarry_searcher_reopen` inherit it); past it the
+/// search fails with `QUARRY_TOO_MANY_TERMS`. The default is 1024.
+///
+/// Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_INVALID_ARGUMENT` (`limit` is 0).
+/// Thread safety: needs exclusive use of the searcher.
+///
+/// # Safety
+/// `searcher` is NULL or a live searcher that no other thread uses during
+/// the call.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn quarry_searcher_set_max_expansions(
+    searcher: *mut quarry_searcher,
+    limit: usize,
+) -> quarry_status {
+    guard(|| {
+        // SAFETY: the caller guarantees exclusive use of a live searcher.
+        let searcher = unsafe { handle_mut(searcher, "searcher") }?;
+        if limit == 0 {
+            return Err(Failure::invalid("the expansion limit must be at least 1"));
+        }
+        let mut options: SearchOptions = searcher.options().clone();
+        options.max_expansions = limit;
+        *searcher = searcher.clone().with_options(options);
+        Ok(())
+    })
+}
+
 /// The execution path of searches on this handle (a `QUARRY_EXEC_*`
 /// constant); 0 when `searcher` is NULL.
 ///

@@ -47,6 +47,12 @@ pub const QUARRY_INTERNAL: quarry_status = 12;
 /// The requested value is absent: the document has no stored value for the
 /// field, or the hit has no value for the sort rule.
 pub const QUARRY_NO_VALUE: quarry_status = 13;
+/// A query string is not in the query syntax; the last-error message names
+/// the byte position and what was expected there.
+pub const QUARRY_QUERY_SYNTAX: quarry_status = 14;
+/// A prefix query (or a range served from the term dictionary) expands to
+/// more distinct terms than the searcher allows (1024 by default).
+pub const QUARRY_TOO_MANY_TERMS: quarry_status = 15;
 
 /// Static text for a status code: a NUL-terminated, UTF-8, English phrase
 /// such as "locked". Unknown codes give "unknown status code".
@@ -74,6 +80,8 @@ pub(crate) fn status_text(code: quarry_status) -> &'static std::ffi::CStr {
         QUARRY_UNSUPPORTED => c"not supported",
         QUARRY_INTERNAL => c"internal error",
         QUARRY_NO_VALUE => c"no value",
+        QUARRY_QUERY_SYNTAX => c"query syntax error",
+        QUARRY_TOO_MANY_TERMS => c"too many terms",
         _ => c"unknown status code",
     }
 }
@@ -92,6 +100,8 @@ pub(crate) fn status_of(e: &crate::Error) -> quarry_status {
         Error::Schema(_) => QUARRY_SCHEMA,
         Error::InvalidArgument(_) => QUARRY_INVALID_ARGUMENT,
         Error::Unsupported(_) => QUARRY_UNSUPPORTED,
+        Error::QuerySyntax { .. } => QUARRY_QUERY_SYNTAX,
+        Error::TooManyTerms { .. } => QUARRY_TOO_MANY_TERMS,
     }
 }
 

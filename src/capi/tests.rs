@@ -102,7 +102,7 @@ fn version_macros_match_the_package_version() {
 
 /// The status codes are ABI: this table is frozen. Add new codes at the end;
 /// never change a number here.
-const FROZEN: [(&str, quarry_status); 14] = [
+const FROZEN: [(&str, quarry_status); 16] = [
     ("QUARRY_OK", 0),
     ("QUARRY_NULL_ARGUMENT", 1),
     ("QUARRY_INVALID_ARGUMENT", 2),
@@ -117,6 +117,8 @@ const FROZEN: [(&str, quarry_status); 14] = [
     ("QUARRY_UNSUPPORTED", 11),
     ("QUARRY_INTERNAL", 12),
     ("QUARRY_NO_VALUE", 13),
+    ("QUARRY_QUERY_SYNTAX", 14),
+    ("QUARRY_TOO_MANY_TERMS", 15),
 ];
 
 #[test]
@@ -136,6 +138,8 @@ fn status_codes_are_frozen_and_in_the_header() {
         QUARRY_UNSUPPORTED,
         QUARRY_INTERNAL,
         QUARRY_NO_VALUE,
+        QUARRY_QUERY_SYNTAX,
+        QUARRY_TOO_MANY_TERMS,
     ];
     for ((name, code), value) in FROZEN.iter().zip(rust) {
         assert_eq!(*code, value, "{name} was renumbered");
@@ -148,6 +152,7 @@ fn status_codes_are_frozen_and_in_the_header() {
                 && !k.starts_with("QUARRY_FIELD_")
                 && !k.starts_with("QUARRY_OPERATOR_")
                 && !k.starts_with("QUARRY_OCCUR_")
+                && !k.starts_with("QUARRY_BOUND_")
                 && !k.starts_with("QUARRY_SORT_")
                 && !k.starts_with("QUARRY_EXEC_")
                 && !k.starts_with("QUARRY_SEARCH_")
@@ -213,7 +218,7 @@ fn every_status_has_its_own_text_and_unknown_codes_a_generic_one() {
         );
         assert!(seen.insert(text), "{name} shares its text {text:?}");
     }
-    for code in [14, 99, 7000, u32::MAX] {
+    for code in [16, 99, 7000, u32::MAX] {
         // SAFETY: as above.
         let text = unsafe { CStr::from_ptr(quarry_status_str(code)) };
         assert_eq!(text.to_str().unwrap(), "unknown status code");
@@ -254,6 +259,20 @@ fn every_engine_error_maps_to_its_code() {
         (Error::Schema("s".into()), QUARRY_SCHEMA),
         (Error::InvalidArgument("a".into()), QUARRY_INVALID_ARGUMENT),
         (Error::Unsupported("u".into()), QUARRY_UNSUPPORTED),
+        (
+            Error::QuerySyntax {
+                position: 3,
+                message: "m".into(),
+            },
+            QUARRY_QUERY_SYNTAX,
+        ),
+        (
+            Error::TooManyTerms {
+                what: "w".into(),
+                limit: 2,
+            },
+            QUARRY_TOO_MANY_TERMS,
+        ),
     ];
     for (e, code) in cases {
         let text = e.to_string();

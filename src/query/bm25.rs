@@ -71,7 +71,14 @@ impl TermWeight {
     /// Weights for a term with `doc_freq` in a snapshot of `doc_count`
     /// documents, with its field's [`length_factors`] already computed.
     pub fn with_factors(doc_count: u64, doc_freq: u64, inv: Arc<[f32; 256]>) -> TermWeight {
-        let weight = (idf(doc_count, doc_freq) * (K1 + 1.0)) as f32;
+        TermWeight::boosted(doc_count, doc_freq, inv, 1.0)
+    }
+
+    /// [`Self::with_factors`] with the weight multiplied by `boost`:
+    /// `idf * (k1 + 1) * boost` in f64, rounded to f32 once (a boost of 1.0
+    /// gives the same bits as no boost).
+    pub fn boosted(doc_count: u64, doc_freq: u64, inv: Arc<[f32; 256]>, boost: f64) -> TermWeight {
+        let weight = (idf(doc_count, doc_freq) * (K1 + 1.0) * boost) as f32;
         TermWeight { weight, inv }
     }
 

@@ -330,7 +330,11 @@ impl<'a> TermScorer<'a> {
     /// decoding them. This is the one place block bounds are computed.
     /// Whole second-level runs inside the range count by their summary;
     /// a range that needs more than `BOUND_STEPS` (8) reads gets the
-    /// bound of the whole list, and a list without skip data (shorter
+    /// bound of the whole list, found out from skip data before any
+    /// impacts are read (a long range of a common term, which the window
+    /// loop asks about for every second-level run of its lead, costs no
+    /// reads: seq-2 AND lower-bound 1.28M instructions a query before,
+    /// 1.21M after), and a list without skip data (shorter
     /// than a block) the term's weight, which no score exceeds.
     pub fn bound_until(&mut self, lo: u32, hi: u32) -> f32 {
         let p = self.postings;
@@ -349,24 +353,36 @@ impl<'a> TermScorer<'a> {
             // Nothing at or after `lo`: no match, no score.
             return 0.0;
         }
-        let mut best = f32::NEG_INFINITY;
-        for _ in 0..BOUND_STEPS {
+        // The range's blocks and whole runs, by skip data alone first: a
+        // range that needs more reads than that gets the list's bound
+        // without reading any of their impacts.
+        let mut units = [(0usize, false); BOUND_STEPS];
+        let mut n = 0;
+        loop {
+            if n == BOUND_STEPS {
+                return self.list_bound();
+            }
             let run_end = (b + L2_BLOCKS).min(self.nblocks);
             let whole_run = b.is_multiple_of(L2_BLOCKS)
                 && run_end - b == L2_BLOCKS
                 && p.last_doc(run_end - 1).is_some_and(|l| l < hi);
             if whole_run {
-                best = best.max(self.cached_bound(b / L2_BLOCKS, true));
+                units[n] = (b / L2_BLOCKS, true);
                 b = run_end - 1;
             } else {
-                best = best.max(self.block_bound(b));
+                units[n] = (b, false);
             }
+            n += 1;
             match p.last_doc(b) {
                 Some(last) if last < hi && b + 1 < self.nblocks => b += 1,
-                _ => return best,
+                _ => break,
             }
         }
-        best.max(self.list_bound())
+        units[..n]
+            .iter()
+            .fold(f32::NEG_INFINITY, |best, &(u, run)| {
+                best.max(self.cached_bound(u, run))
+            })
     }
 
     /// Appends the scores of documents of the list, one per document,
@@ -475,11 +491,6 @@ impl<'a> TermScorer<'a> {
     fn fail(&mut self, e: BadPostings) -> f32 {
         self.err = Some(e);
         f32::INFINITY
-    }
-
-    /// The best score of block `b`'s impacts.
-    fn block_bound(&mut self, b: usize) -> f32 {
-        self.cached_bound(b, false)
     }
 
     /// Decodes block `b` and moves to its first document.
@@ -754,6 +765,9 @@ pub fn scorer<'a>(node: &'a Node, seg: &'a LiveSegment) -> Result<Option<Box<dyn
             let clauses = clauses.iter().map(|(o, n)| (*o, n));
             Ok(present_clauses(clauses, |n| scorer(n, seg))?
                 .map(|(children, occurs)| Box::new(BoolScorer::new(children, occurs)) as _))
+        }
+        Node::All(_) | Node::Range(_) | Node::Terms(_) => {
+            crate::query::constant::scorer(node, seg).map(Some)
         }
     }
 }

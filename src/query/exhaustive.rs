@@ -4,9 +4,13 @@
 //! query for each candidate document with plain sorted-list operations, and
 //! keeps every match. Slow and simple on purpose.
 
+use std::cmp::Ordering;
+use std::ops::Bound;
+
+use crate::document::Value;
 use crate::error::Result;
 use crate::query::Occur;
-use crate::query::plan::{Node, TermNode};
+use crate::query::plan::{Node, RangeNode, TermNode, TermSetNode};
 use crate::read::LiveSegment;
 
 /// Every document of `seg` (deleted ones included) matching `node`, in
@@ -15,6 +19,9 @@ pub fn evaluate(node: &Node, seg: &LiveSegment) -> Result<Vec<(u32, f32)>> {
     match node {
         Node::Empty => Ok(Vec::new()),
         Node::Term(t) => term(t, seg),
+        Node::All(score) => Ok((0..seg.reader.doc_count()).map(|d| (d, *score)).collect()),
+        Node::Range(r) => Ok(range(r, seg)),
+        Node::Terms(t) => terms(t, seg),
         Node::Bool(clauses) => {
             let lists = clauses
                 .iter()
@@ -83,4 +90,55 @@ fn term(t: &TermNode, seg: &LiveSegment) -> Result<Vec<(u32, f32)>> {
             (d, t.weight.score(tf, norm))
         })
         .collect())
+}
+
+/// Every document whose value, read back from the sort column, compares
+/// within the bounds (values compared, not ords).
+fn range(r: &RangeNode, seg: &LiveSegment) -> Vec<(u32, f32)> {
+    let Some(col) = seg.reader.sort_column(r.field) else {
+        return Vec::new();
+    };
+    let cmp = |a: &Value, b: &Value| match (a, b) {
+        (Value::I64(x), Value::I64(y)) => x.cmp(y),
+        (Value::F64(x), Value::F64(y)) => x.total_cmp(y),
+        (Value::Str(x), Value::Str(y)) => x.as_bytes().cmp(y.as_bytes()),
+        // The plan checked that the bounds have the field's type.
+        _ => Ordering::Less,
+    };
+    let above = |v: &Value| match &r.lower {
+        Bound::Unbounded => true,
+        Bound::Included(b) => cmp(v, b) != Ordering::Less,
+        Bound::Excluded(b) => cmp(v, b) == Ordering::Greater,
+    };
+    let below = |v: &Value| match &r.upper {
+        Bound::Unbounded => true,
+        Bound::Included(b) => cmp(v, b) != Ordering::Greater,
+        Bound::Excluded(b) => cmp(v, b) == Ordering::Less,
+    };
+    (0..seg.reader.doc_count())
+        .filter(|&d| {
+            let o = col.ord(d);
+            o != col.missing() && {
+                let v = col.value(o);
+                above(&v) && below(&v)
+            }
+        })
+        .map(|d| (d, r.score))
+        .collect()
+}
+
+/// The union of the set's terms' lists, each term looked up by its key.
+fn terms(t: &TermSetNode, seg: &LiveSegment) -> Result<Vec<(u32, f32)>> {
+    let r = &seg.reader;
+    let (mut docs, mut tfs) = (Vec::new(), Vec::new());
+    for key in &t.keys {
+        if let Some(info) = r.term(t.field, key)? {
+            r.postings(&info)?
+                .decode_all(&mut docs, &mut tfs)
+                .map_err(|e| r.bad(e))?;
+        }
+    }
+    docs.sort_unstable();
+    docs.dedup();
+    Ok(docs.into_iter().map(|d| (d, t.score)).collect())
 }

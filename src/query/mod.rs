@@ -13,14 +13,39 @@
 //!   queries, feeding a collector that rejects documents by field values
 //!   (sorted search) or by score bounds under its floor (score order).
 //! - [`prune`]: the exact per-candidate limits the window loop checks.
+//! - [`constant`]: the constant-score iterators (match-all, ranges, term
+//!   sets of prefixes and dictionary ranges) the other two paths share.
+//! - [`parser`]: the query language of `docs/QUERY-SYNTAX.md`.
+//!
+//! # Scoring of the constant-score queries and of boosts
+//!
+//! [`Query::All`], [`Query::Range`] and [`Query::Prefix`] score a constant:
+//! the product of the boosts above them (1.0 without any), rounded to f32
+//! once. A prefix is scored as a constant (Lucene's default rewrite, and
+//! tantivy's): its expansion's terms do not each add a BM25 score, so a
+//! prefix that expands to many rare terms does not outrank a plain term
+//! match, and the cost does not grow with the number of scored terms.
+//!
+//! A [`Query::Boost`] multiplies into its whole subtree: each term below it
+//! is weighted with `w = idf * (k1 + 1) * b`, where `b` is the product of the
+//! boosts on the term's path, computed in f64 and rounded to f32 once (the
+//! same rounding as an unboosted weight, so a boost of 1.0 changes no bit).
+//! A boolean's score stays the f32 sum of its clauses' (boosted) scores; the
+//! boost is never applied to a sum. Every path and every pruning bound
+//! evaluates the same boosted weight, so they stay bit-identical and exact.
 
 pub mod bm25;
+pub mod constant;
 pub mod daat;
 pub mod exhaustive;
+pub mod parser;
 pub mod plan;
 pub mod prune;
 pub mod window;
 
+pub use std::ops::Bound;
+
+use crate::document::Value;
 use crate::format::segment::i64_key;
 use crate::schema::FieldId;
 
@@ -73,6 +98,55 @@ pub enum Query {
     /// the matching scoring clauses' scores, in clause order. A boolean with
     /// no `Must`, `Filter` or `Should` clause matches nothing.
     Boolean(Vec<(Occur, Query)>),
+    /// Documents whose `field` (text or indexed string) holds a term that
+    /// starts with the bytes `prefix` (not analysed: give it as the analyzer
+    /// would produce it, e.g. lowercase), scoring a constant (see the module
+    /// docs). The matching terms are found by binary search in each
+    /// segment's dictionary; more than [`crate::SearchOptions::max_expansions`]
+    /// distinct terms over the snapshot is [`crate::Error::TooManyTerms`].
+    Prefix {
+        /// The field.
+        field: FieldId,
+        /// The prefix's bytes.
+        prefix: Vec<u8>,
+    },
+    /// Documents whose value of `field` (i64, f64 or string) lies between
+    /// the bounds, scoring a constant. Bounds are [`Value::I64`],
+    /// [`Value::F64`] (finite or infinite, never NaN) or [`Value::Str`],
+    /// matching the field's type; f64 values compare by IEEE total order
+    /// (so -0.0 < 0.0), strings by their UTF-8 bytes. Served from the sort
+    /// column when the field is sortable (one ord comparison per document),
+    /// otherwise from the term dictionary (i64 and string fields that are
+    /// indexed; expanded like a prefix, with the same cap). An f64 field is
+    /// never indexed, so it must be sortable.
+    Range {
+        /// The field.
+        field: FieldId,
+        /// The lower end.
+        lower: Bound<Value>,
+        /// The upper end.
+        upper: Bound<Value>,
+    },
+    /// Every document, scoring a constant (1.0, times the boosts above it).
+    All,
+    /// No document.
+    None,
+    /// The inner query with its scores multiplied by the factor (finite and
+    /// at least 0, else [`crate::Error::InvalidArgument`]): folded into each
+    /// term's BM25 weight and each constant score below it, see the module
+    /// docs.
+    Boost(Box<Query>, f32),
+    /// The analysed `text` as a phrase in `field`, its terms at most `slop`
+    /// positions out of place. Phrases need token positions, which indexes
+    /// do not store yet: compiling one is [`crate::Error::Unsupported`].
+    Phrase {
+        /// The field.
+        field: FieldId,
+        /// The phrase's text (analysed with the field's analyzer).
+        text: String,
+        /// How many moves the terms may be out of place.
+        slop: u32,
+    },
 }
 
 impl Query {
@@ -99,6 +173,38 @@ impl Query {
             text: text.to_owned(),
             op,
         }
+    }
+
+    /// A prefix query on a text or string field (the prefix is not analysed).
+    pub fn prefix(field: FieldId, prefix: &str) -> Query {
+        Query::Prefix {
+            field,
+            prefix: prefix.as_bytes().to_vec(),
+        }
+    }
+
+    /// A range query.
+    pub fn range(field: FieldId, lower: Bound<Value>, upper: Bound<Value>) -> Query {
+        Query::Range {
+            field,
+            lower,
+            upper,
+        }
+    }
+
+    /// This query with its scores multiplied by `boost`.
+    pub fn boost(self, boost: f32) -> Query {
+        Query::Boost(Box::new(self), boost)
+    }
+
+    /// Parses `text` in the query syntax (`docs/QUERY-SYNTAX.md`) over
+    /// `schema`'s fields; see [`parser::parse`].
+    pub fn parse(
+        text: &str,
+        schema: &crate::Schema,
+        config: &parser::ParserConfig,
+    ) -> crate::Result<Query> {
+        parser::parse(text, schema, config)
     }
 
     /// An empty boolean query, to add clauses to with [`Query::add`].

@@ -1,13 +1,17 @@
 //! A query compiled against one snapshot.
 
+use std::collections::BTreeSet;
+use std::ops::Bound;
 use std::sync::Arc;
 
 use crate::analysis;
+use crate::document::Value;
 use crate::error::{Error, Result};
+use crate::format::segment::i64_key;
 use crate::query::bm25::{self, TermWeight};
 use crate::query::{Occur, Operator, Query};
-use crate::read::{LiveSegment, Snapshot, TermInfo};
-use crate::schema::{FieldId, FieldType};
+use crate::read::{LiveSegment, SegmentReader, Snapshot, TermInfo};
+use crate::schema::{FieldDef, FieldId, FieldType};
 
 /// A term clause with its corpus-wide weight.
 #[derive(Clone, Debug)]
@@ -47,73 +51,368 @@ pub enum Node {
     /// `Should` clause; with no `Must`/`Filter`, at least one `Should` must
     /// match.
     Bool(Vec<(Occur, Node)>),
+    /// Every document, each scoring the constant.
+    All(f32),
+    /// Documents whose sort-column value lies in a range.
+    Range(RangeNode),
+    /// Documents holding any of a set of terms (an expanded prefix or a
+    /// range served from the term dictionary), each scoring a constant.
+    Terms(TermSetNode),
 }
 
-/// Compiles `query` for `snap`.
-pub fn compile(query: &Query, snap: &Snapshot) -> Result<Node> {
-    let schema = &snap.manifest().schema;
-    match query {
-        Query::Term { field, key } => {
-            let def = schema.get(*field).ok_or_else(|| {
-                Error::Schema(format!("field id {} is not in the schema", field.0))
-            })?;
-            if !def.is_indexed() {
-                return Err(Error::Schema(format!(
-                    "field {:?} is not indexed, so it cannot be searched",
-                    def.name
-                )));
-            }
-            term_node(snap, *field, key.clone(), def.ty == FieldType::Text)
-        }
-        Query::Match { field, text, op } => {
-            let def = schema.get(*field).ok_or_else(|| {
-                Error::Schema(format!("field id {} is not in the schema", field.0))
-            })?;
-            let terms: Vec<Vec<u8>> = match def.ty {
-                FieldType::Text => {
-                    let mut seen = Vec::<Vec<u8>>::new();
-                    for t in analysis::tokens(text) {
-                        if !seen.iter().any(|s| s == t.as_bytes()) {
-                            seen.push(t.into_bytes());
-                        }
-                    }
-                    seen
-                }
-                FieldType::String if def.flags.indexed => vec![text.as_bytes().to_vec()],
-                _ => {
-                    return Err(Error::Schema(format!(
-                        "match queries need a text or indexed string field; {:?} is {}",
-                        def.name,
-                        def.ty.name()
-                    )));
-                }
-            };
-            let occur = match op {
-                Operator::And => Occur::Must,
-                Operator::Or => Occur::Should,
-            };
-            let clauses = terms
-                .into_iter()
-                .map(|key| {
-                    Ok((
-                        occur,
-                        term_node(snap, *field, key, def.ty == FieldType::Text)?,
-                    ))
-                })
-                .collect::<Result<Vec<_>>>()?;
-            Ok(simplify(clauses))
-        }
-        Query::Boolean(clauses) => {
-            let clauses = clauses
-                .iter()
-                .map(|(o, q)| Ok((*o, compile(q, snap)?)))
-                .collect::<Result<Vec<_>>>()?;
-            Ok(simplify(clauses))
-        }
+/// A range over a sortable field's sort column, scoring a constant.
+#[derive(Clone, Debug)]
+pub struct RangeNode {
+    /// The (sortable) field.
+    pub field: FieldId,
+    /// The lower end, a value of the field's type (f64 never NaN).
+    pub lower: Bound<Value>,
+    /// The upper end.
+    pub upper: Bound<Value>,
+    /// The score of every match.
+    pub score: f32,
+}
+
+/// A set of terms of one field, scoring a constant.
+#[derive(Clone, Debug)]
+pub struct TermSetNode {
+    /// The field.
+    pub field: FieldId,
+    /// The distinct terms over the snapshot, in key order.
+    pub keys: Vec<Vec<u8>>,
+    /// The score of every match.
+    pub score: f32,
+    /// The terms' postings in each segment holding some, by the address of
+    /// the segment's reader (see [`TermSetNode::infos`]).
+    infos: Vec<(usize, Vec<TermInfo>)>,
+}
+
+impl TermSetNode {
+    /// The postings of the set's terms in `seg` (empty when it has none).
+    pub fn infos(&self, seg: &LiveSegment) -> &[TermInfo] {
+        let key = Arc::as_ptr(&seg.reader) as usize;
+        self.infos
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map_or(&[], |(_, i)| i.as_slice())
     }
 }
 
-fn term_node(snap: &Snapshot, field: FieldId, key: Vec<u8>, has_norms: bool) -> Result<Node> {
+/// The default of [`crate::SearchOptions::max_expansions`]: the most
+/// distinct terms a prefix (or a range served from the term dictionary)
+/// may expand to over a snapshot.
+pub const DEFAULT_MAX_EXPANSIONS: usize = 1024;
+
+/// Compiles `query` for `snap`, with the default expansion limit.
+pub fn compile(query: &Query, snap: &Snapshot) -> Result<Node> {
+    compile_with(query, snap, DEFAULT_MAX_EXPANSIONS)
+}
+
+/// Compiles `query` for `snap`; a prefix or dictionary range expanding to
+/// more than `max_expansions` distinct terms is [`Error::TooManyTerms`].
+pub fn compile_with(query: &Query, snap: &Snapshot, max_expansions: usize) -> Result<Node> {
+    Compiler {
+        snap,
+        max_expansions,
+    }
+    .node(query, 1.0)
+}
+
+struct Compiler<'a> {
+    snap: &'a Snapshot,
+    max_expansions: usize,
+}
+
+impl Compiler<'_> {
+    fn def(&self, field: FieldId) -> Result<&FieldDef> {
+        self.snap
+            .manifest()
+            .schema
+            .get(field)
+            .ok_or_else(|| Error::Schema(format!("field id {} is not in the schema", field.0)))
+    }
+
+    /// The node of `query` under the product `boost` of the boosts above it.
+    fn node(&self, query: &Query, boost: f64) -> Result<Node> {
+        let snap = self.snap;
+        match query {
+            Query::Term { field, key } => {
+                let def = self.def(*field)?;
+                if !def.is_indexed() {
+                    return Err(Error::Schema(format!(
+                        "field {:?} is not indexed, so it cannot be searched",
+                        def.name
+                    )));
+                }
+                term_node(snap, *field, key.clone(), def.ty == FieldType::Text, boost)
+            }
+            Query::Match { field, text, op } => {
+                let def = self.def(*field)?;
+                let terms: Vec<Vec<u8>> = match def.ty {
+                    FieldType::Text => {
+                        let mut seen = Vec::<Vec<u8>>::new();
+                        for t in analysis::tokens(text) {
+                            if !seen.iter().any(|s| s == t.as_bytes()) {
+                                seen.push(t.into_bytes());
+                            }
+                        }
+                        seen
+                    }
+                    FieldType::String if def.flags.indexed => vec![text.as_bytes().to_vec()],
+                    _ => {
+                        return Err(Error::Schema(format!(
+                            "match queries need a text or indexed string field; {:?} is {}",
+                            def.name,
+                            def.ty.name()
+                        )));
+                    }
+                };
+                let occur = match op {
+                    Operator::And => Occur::Must,
+                    Operator::Or => Occur::Should,
+                };
+                let clauses = terms
+                    .into_iter()
+                    .map(|key| {
+                        Ok((
+                            occur,
+                            term_node(snap, *field, key, def.ty == FieldType::Text, boost)?,
+                        ))
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                Ok(simplify(clauses))
+            }
+            Query::Boolean(clauses) => {
+                let clauses = clauses
+                    .iter()
+                    .map(|(o, q)| Ok((*o, self.node(q, boost)?)))
+                    .collect::<Result<Vec<_>>>()?;
+                Ok(simplify(clauses))
+            }
+            Query::Boost(inner, b) => {
+                if !b.is_finite() || *b < 0.0 {
+                    return Err(Error::InvalidArgument(format!(
+                        "a boost must be finite and at least 0, not {b}"
+                    )));
+                }
+                self.node(inner, boost * f64::from(*b))
+            }
+            Query::All => Ok(Node::All(boost as f32)),
+            Query::None => Ok(Node::Empty),
+            Query::Prefix { field, prefix } => {
+                let def = self.def(*field)?;
+                if !(def.ty == FieldType::Text || def.ty == FieldType::String && def.flags.indexed)
+                {
+                    return Err(Error::Schema(format!(
+                        "prefix queries need a text or indexed string field; {:?} is {}{}",
+                        def.name,
+                        if def.ty == FieldType::String {
+                            "a non-indexed "
+                        } else {
+                            ""
+                        },
+                        def.ty.name()
+                    )));
+                }
+                let what = format!(
+                    "prefix {:?} on field {:?}",
+                    String::from_utf8_lossy(prefix),
+                    def.name
+                );
+                self.expand(*field, &what, boost, |r, f| {
+                    let n = r.num_terms(f);
+                    let lo = dict_partition(r, f, 0, n, |k| k < prefix.as_slice())?;
+                    let hi = dict_partition(r, f, lo, n, |k| k.starts_with(prefix))?;
+                    Ok((lo, hi))
+                })
+            }
+            Query::Range {
+                field,
+                lower,
+                upper,
+            } => self.range(*field, lower, upper, boost),
+            Query::Phrase { field, .. } => {
+                let def = self.def(*field)?;
+                Err(Error::Unsupported(format!(
+                    "phrase queries need token positions, which field {:?} does not store",
+                    def.name
+                )))
+            }
+        }
+    }
+
+    fn range(
+        &self,
+        field: FieldId,
+        lower: &Bound<Value>,
+        upper: &Bound<Value>,
+        boost: f64,
+    ) -> Result<Node> {
+        let def = self.def(field)?;
+        if def.ty == FieldType::Text {
+            return Err(Error::Schema(format!(
+                "range queries need an i64, f64 or string field; {:?} is text",
+                def.name
+            )));
+        }
+        for end in [lower, upper] {
+            let v = match end {
+                Bound::Included(v) | Bound::Excluded(v) => v,
+                Bound::Unbounded => continue,
+            };
+            let fits = match (def.ty, v) {
+                (FieldType::I64, Value::I64(_)) | (FieldType::String, Value::Str(_)) => true,
+                (FieldType::F64, Value::F64(x)) => {
+                    if x.is_nan() {
+                        return Err(Error::InvalidArgument(format!(
+                            "a range bound of field {:?} is NaN",
+                            def.name
+                        )));
+                    }
+                    true
+                }
+                _ => false,
+            };
+            if !fits {
+                return Err(Error::Schema(format!(
+                    "a range bound of the {} field {:?} must be {}, not {v:?}",
+                    def.ty.name(),
+                    def.name,
+                    def.ty.name()
+                )));
+            }
+        }
+        let column = || {
+            Node::Range(RangeNode {
+                field,
+                lower: lower.clone(),
+                upper: upper.clone(),
+                score: boost as f32,
+            })
+        };
+        // An indexed field is served by its dictionary, which measured
+        // faster than the sort column (docs/QUERY-SYNTAX.md); past the
+        // expansion limit a sortable field falls back to its column.
+        if !def.flags.indexed || def.ty == FieldType::F64 {
+            if def.flags.sortable {
+                return Ok(column());
+            }
+            return Err(Error::Schema(format!(
+                "range queries on field {:?} need it sortable{}",
+                def.name,
+                if def.ty == FieldType::F64 {
+                    " (f64 fields are never indexed)"
+                } else {
+                    " or indexed"
+                }
+            )));
+        }
+        let key = |v: &Value| match v {
+            Value::I64(x) => i64_key(*x).to_vec(),
+            Value::Str(s) => s.as_bytes().to_vec(),
+            // Checked above: f64 ranges are served by the column.
+            Value::F64(_) => unreachable!("an f64 range over the dictionary"),
+        };
+        let (lo_key, hi_key) = (lower.as_ref().map(key), upper.as_ref().map(key));
+        let what = format!("the range on field {:?}", def.name);
+        self.expand(field, &what, boost, |r, f| {
+            let n = r.num_terms(f);
+            let lo = match &lo_key {
+                Bound::Unbounded => 0,
+                Bound::Included(k) => dict_partition(r, f, 0, n, |t| t < k.as_slice())?,
+                Bound::Excluded(k) => dict_partition(r, f, 0, n, |t| t <= k.as_slice())?,
+            };
+            let hi = match &hi_key {
+                Bound::Unbounded => n,
+                Bound::Included(k) => dict_partition(r, f, lo, n, |t| t <= k.as_slice())?,
+                Bound::Excluded(k) => dict_partition(r, f, lo, n, |t| t < k.as_slice())?,
+            };
+            Ok((lo, hi))
+        })
+        .or_else(|e| match e {
+            Error::TooManyTerms { .. } if def.flags.sortable => Ok(column()),
+            e => Err(e),
+        })
+    }
+
+    /// The set of the terms of `field` that `span` finds in each segment (a
+    /// range `lo..hi` of its dictionary), at most `max_expansions` distinct
+    /// ones over the snapshot.
+    fn expand(
+        &self,
+        field: FieldId,
+        what: &str,
+        boost: f64,
+        span: impl Fn(&SegmentReader, FieldId) -> Result<(u32, u32)>,
+    ) -> Result<Node> {
+        let limit = self.max_expansions;
+        let too_many = || Error::TooManyTerms {
+            what: what.to_owned(),
+            limit,
+        };
+        let mut keys = BTreeSet::new();
+        let mut infos = Vec::new();
+        for s in self.snap.segments() {
+            let (lo, hi) = span(&s.reader, field)?;
+            if hi <= lo {
+                continue;
+            }
+            if (hi - lo) as usize > limit {
+                return Err(too_many());
+            }
+            let mut seg_infos = Vec::with_capacity((hi - lo) as usize);
+            for i in lo..hi {
+                let (key, info) = s.reader.term_at(field, i)?;
+                if !keys.contains(key) {
+                    keys.insert(key.to_vec());
+                    if keys.len() > limit {
+                        return Err(too_many());
+                    }
+                }
+                seg_infos.push(info);
+            }
+            infos.push((Arc::as_ptr(&s.reader) as usize, seg_infos));
+        }
+        if keys.is_empty() {
+            return Ok(Node::Empty);
+        }
+        Ok(Node::Terms(TermSetNode {
+            field,
+            keys: keys.into_iter().collect(),
+            score: boost as f32,
+            infos,
+        }))
+    }
+}
+
+/// The first index in `lo..hi` of `field`'s dictionary in `r` whose key
+/// fails `pred`, by binary search: `pred` must hold for a prefix of the
+/// keys in key order (`lo..hi` within the field's term count).
+fn dict_partition(
+    r: &SegmentReader,
+    field: FieldId,
+    mut lo: u32,
+    mut hi: u32,
+    pred: impl Fn(&[u8]) -> bool,
+) -> Result<u32> {
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if pred(r.term_at(field, mid)?.0) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    Ok(lo)
+}
+
+fn term_node(
+    snap: &Snapshot,
+    field: FieldId,
+    key: Vec<u8>,
+    has_norms: bool,
+    boost: f64,
+) -> Result<Node> {
     let mut doc_freq = 0u64;
     let mut infos = Vec::new();
     for s in snap.segments() {
@@ -133,7 +432,7 @@ fn term_node(snap: &Snapshot, field: FieldId, key: Vec<u8>, has_norms: bool) -> 
             .sum();
         bm25::length_factors(snap.max_doc(), total_tokens, has_norms)
     });
-    let weight = TermWeight::with_factors(snap.max_doc(), doc_freq, inv);
+    let weight = TermWeight::boosted(snap.max_doc(), doc_freq, inv, boost);
     Ok(Node::Term(TermNode {
         field,
         key,

@@ -90,6 +90,25 @@ pub fn key_limit(limit: f32, w: &TermWeight) -> f32 {
     exclusive_limit_near(limit, |_| limit / (w.weight - limit), |x| w.score_of_key(x))
 }
 
+/// The largest key of the clause at `slot`, weighted `w`, at which its
+/// score summed in clause order with the other entries of `bounds` cannot
+/// beat `floor`: [`key_limit`] of the [`exclusive_limit`] of that sum.
+/// (One search over keys, the score summed for each probe, gives the same
+/// limit and was measured no cheaper: a division a probe.)
+/// `NEG_INFINITY` when every key beats it.
+pub fn slot_key_limit(floor: f32, bounds: &[f32], slot: usize, w: &TermWeight) -> f32 {
+    key_limit(exclusive_limit(floor, |p| sum_with(bounds, slot, p)), w)
+}
+
+/// The least term frequency whose key `tf * inv` (in f32, as
+/// [`TermWeight::key`] computes it) is above `key_limit`; `u32::MAX` when
+/// none is. With `inv` the factor of a block's least norm, every
+/// frequency below it is at most the key limit at every norm of the
+/// block. [`min_tf`] with a multiplication for a predicate.
+pub fn min_tf_of_key(key_limit: f32, inv: f32) -> u32 {
+    min_tf(key_limit, |tf| tf as f32 * inv)
+}
+
 /// The largest `x` in `lo..hi` for which `fails(x)` holds, where `fails`
 /// is true up to some point and false after it, `fails(lo)` holds and
 /// `fails(hi)` does not: galloping away from `hint` until the boundary is
@@ -143,55 +162,48 @@ pub fn sum_with(bounds: &[f32], slot: usize, p: f32) -> f32 {
         .fold(0.0f32, |s, (i, &b)| s + if i == slot { p } else { b })
 }
 
-/// The cached limit, key limit and frequency threshold of one lead
-/// clause, each keyed on exactly its own inputs, so a floor that rises in
-/// the middle of a window (or becomes known there) is never checked
-/// against a stale one.
+/// The cached key limit and frequency threshold of one lead clause,
+/// each keyed on exactly its own inputs, so a floor that rises in the
+/// middle of a window (or becomes known there) is never checked against a
+/// stale one.
 #[derive(Clone, Debug, Default)]
 pub struct LeadPrune {
-    /// (floor bits, window number) the limit was computed for.
-    limit_key: Option<(u32, u64)>,
-    limit: f32,
-    /// (limit bits, window number) the key limit was computed for.
+    /// (floor bits, window number) the key limit was computed for.
     key_key: Option<(u32, u64)>,
     key_limit: f32,
-    /// (limit bits, least norm byte) the threshold was computed for.
+    /// (key limit bits, least norm byte) the threshold was computed for.
     tf_key: Option<(u32, u8)>,
     min_tf: u32,
 }
 
 impl LeadPrune {
-    /// The limit for `floor` in window `window`, whose clause bounds (in
-    /// clause order, the lead's slot included) `bounds` gives.
+    /// [`slot_key_limit`] for `floor` in window `window`, whose clause
+    /// bounds (in clause order, the lead's slot included) `bounds` gives,
+    /// for the lead weighted `w`.
     #[inline]
-    pub fn limit(&mut self, floor: f32, window: u64, slot: usize, bounds: &[f32]) -> f32 {
+    pub fn key_limit(
+        &mut self,
+        floor: f32,
+        window: u64,
+        slot: usize,
+        bounds: &[f32],
+        w: &TermWeight,
+    ) -> f32 {
         let key = (floor.to_bits(), window);
-        if self.limit_key != Some(key) {
-            self.limit = exclusive_limit(floor, |p| sum_with(bounds, slot, p));
-            self.limit_key = Some(key);
-        }
-        self.limit
-    }
-
-    /// [`key_limit`] of `limit` (from [`Self::limit`]) for the lead
-    /// weighted `w`, in window `window`.
-    #[inline]
-    pub fn key_limit(&mut self, limit: f32, window: u64, w: &TermWeight) -> f32 {
-        let key = (limit.to_bits(), window);
         if self.key_key != Some(key) {
-            self.key_limit = key_limit(limit, w);
+            self.key_limit = slot_key_limit(floor, bounds, slot, w);
             self.key_key = Some(key);
         }
         self.key_limit
     }
 
-    /// The frequency threshold for `limit` (from [`Self::limit`]) given
-    /// the block's least norm byte, by `score(tf, norm)`.
+    /// [`min_tf_of_key`] for `key_limit` (from [`Self::key_limit`]) at
+    /// the block's least norm byte.
     #[inline]
-    pub fn min_tf(&mut self, limit: f32, min_norm: u8, score: impl Fn(u32, u8) -> f32) -> u32 {
-        let key = (limit.to_bits(), min_norm);
+    pub fn min_tf(&mut self, key_limit: f32, min_norm: u8, w: &TermWeight) -> u32 {
+        let key = (key_limit.to_bits(), min_norm);
         if self.tf_key != Some(key) {
-            self.min_tf = min_tf(limit, |tf| score(tf, min_norm));
+            self.min_tf = min_tf_of_key(key_limit, w.key(1, min_norm));
             self.tf_key = Some(key);
         }
         self.min_tf
@@ -283,8 +295,7 @@ mod tests {
             guess_off in -5.0f32..5.0,
         ) {
             let w = TermWeight::new(10_000, df, 3_000_000, true);
-            let mut prune = LeadPrune::default();
-            let kl = prune.key_limit(limit, 3, &w);
+            let kl = key_limit(limit, &w);
             // Any start of the search gives the same limit.
             let guess = |_: f32| limit / (w.weight - limit) + guess_off;
             let elsewhere = exclusive_limit_near(limit, guess, |x| w.score_of_key(x));
@@ -314,6 +325,31 @@ mod tests {
         }
     }
 
+    proptest! {
+        /// The one-search key limit of a slot is the key limit of the
+        /// slot's limit, and the key-based frequency threshold is the
+        /// score-based one, for floors around real sums of scores.
+        #[test]
+        fn one_search_gives_both_limits(
+            df in 1u64..5000,
+            bounds in proptest::collection::vec(bound_of(), 1..6),
+            slot_pick in 0usize..6,
+            floor in prop_oneof![8 => 0.0f32..40.0, 1 => Just(0.0f32), 1 => Just(f32::INFINITY), 1 => Just(f32::NAN)],
+            min_norm in any::<u8>(),
+        ) {
+            let w = TermWeight::new(10_000, df, 3_000_000, true);
+            let slot = slot_pick % bounds.len();
+            let limit = exclusive_limit(floor, |p| sum_with(&bounds, slot, p));
+            let two = key_limit(limit, &w);
+            let one = slot_key_limit(floor, &bounds, slot, &w);
+            prop_assert_eq!(one.to_bits(), two.to_bits(), "floor {} limit {}", floor, limit);
+            if !limit.is_nan() {
+                let by_score = min_tf(limit, |tf| w.score(tf, min_norm));
+                prop_assert_eq!(min_tf_of_key(one, w.key(1, min_norm)), by_score);
+            }
+        }
+    }
+
     /// A limit keyed on the floor: a floor that becomes larger in the
     /// middle of a window gives a new limit and a new threshold, never the
     /// stale ones.
@@ -322,24 +358,26 @@ mod tests {
         let w = TermWeight::new(10_000, 300, 3_000_000, true);
         let bounds = [w.weight, 1.5];
         let mut prune = LeadPrune::default();
-        let score = |tf, norm| w.score(tf, norm);
-        let l0 = prune.limit(0.0, 7, 0, &bounds);
-        let t0 = prune.min_tf(l0, 20, score);
+        let k0 = prune.key_limit(0.0, 7, 0, &bounds, &w);
+        let t0 = prune.min_tf(k0, 20, &w);
         assert_eq!(
-            l0,
+            k0,
             f32::NEG_INFINITY,
             "a zero floor with a positive bound rejects nothing"
         );
         assert_eq!(t0, 1);
         let floor = 1.5 + w.score(2, 20);
-        let l1 = prune.limit(floor, 7, 0, &bounds);
-        let t1 = prune.min_tf(l1, 20, score);
-        assert!(l1 > 0.0 && t1 > 2, "limit {l1} threshold {t1}");
+        let k1 = prune.key_limit(floor, 7, 0, &bounds, &w);
+        let t1 = prune.min_tf(k1, 20, &w);
+        assert!(k1 > 0.0 && t1 > 2, "key limit {k1} threshold {t1}");
         assert!(w.score(t1 - 1, 20) + 1.5 <= floor);
         // Same floor, same window: cached; another window recomputes.
-        assert_eq!(prune.limit(floor, 7, 0, &bounds).to_bits(), l1.to_bits());
+        assert_eq!(
+            prune.key_limit(floor, 7, 0, &bounds, &w).to_bits(),
+            k1.to_bits()
+        );
         let wider = [w.weight, 3.0];
-        let l2 = prune.limit(floor, 8, 0, &wider);
-        assert!(l2 < l1);
+        let k2 = prune.key_limit(floor, 8, 0, &wider, &w);
+        assert!(k2 < k1);
     }
 }

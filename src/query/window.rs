@@ -80,6 +80,12 @@ use crate::read::LiveSegment;
 /// one, as the bits start at a word-aligned base below the window).
 const WORDS: usize = ORD_BLOCK / 64;
 
+/// Expected matches of a lead window in the next clause from which the
+/// lead is thinned by score before the intersection
+/// ([`Exec::prefilter_pays`]); chosen by measurement (4 to 24 alike on
+/// the synthetic corpus's AND classes).
+const PREFILTER_MATCHES: u64 = 8;
+
 /// The window loop's buffers, kept from one segment to the next.
 #[derive(Default)]
 pub struct Buffers {
@@ -103,6 +109,11 @@ pub struct Buffers {
     /// Per clause, its whole-list bound (0 at the lead and for clauses
     /// that do not score), for the lead's coarse limits.
     list_bounds: Vec<f32>,
+    /// Per clause, the floor (bits) and the key limit of a union
+    /// document only it holds ([`Exec::lone_limits`]).
+    lone_keys: Vec<(u32, f32)>,
+    /// Scratch bounds for [`Exec::lone_limits`].
+    tmp_bounds: Vec<f32>,
 }
 
 impl Buffers {
@@ -139,6 +150,7 @@ pub fn shape(node: &Node) -> Option<Shape> {
         ),
         Node::Bool(_) => None,
         Node::Empty | Node::Term(_) => Some(Shape::Term),
+        Node::All(_) | Node::Range(_) | Node::Terms(_) => None,
     }
 }
 
@@ -155,6 +167,7 @@ pub fn run<S: Sink>(node: &Node, seg: &LiveSegment, sink: &mut S, buf: &mut Buff
                 _ => unreachable!("window::run on a shape it does not handle"),
             })
             .collect(),
+        other => return daat::run(other, seg, sink),
     };
     let Some((cursors, occurs)) = daat::present_clauses(flat, |t| daat::term_scorer(t, seg))?
     else {
@@ -167,6 +180,8 @@ pub fn run<S: Sink>(node: &Node, seg: &LiveSegment, sink: &mut S, buf: &mut Buff
     } = Roles::of(&occurs, |i| cursors[i].cost());
     buf.bounds.clear();
     buf.bounds.resize(cursors.len(), 0.0);
+    // Cached per clause index, which differs between segments.
+    buf.lone_keys.clear();
     let mut ex = Exec {
         seg,
         cursors,
@@ -180,6 +195,7 @@ pub fn run<S: Sink>(node: &Node, seg: &LiveSegment, sink: &mut S, buf: &mut Buff
         min_norm: 0,
         prune: LeadPrune::default(),
         coarse: None,
+        thinned: None,
     };
     ex.known_scores(&required, &should, sink);
     match (required.split_first(), should.as_slice()) {
@@ -216,6 +232,10 @@ struct Exec<'a, 'b> {
     /// The floor (bits) [`Self::coarse_limits`] were computed for, and
     /// they.
     coarse: Option<(u32, (f32, f32))>,
+    /// The floor (bits) the current window's lead documents were thinned
+    /// under by [`Self::prefilter_lead`], if they were: under the same
+    /// floor, each of them competes.
+    thinned: Option<u32>,
 }
 
 impl Exec<'_, '_> {
@@ -358,12 +378,11 @@ impl Exec<'_, '_> {
     #[inline]
     fn lead_limits(&mut self, lead: usize, floor: f32) -> (f32, u32) {
         self.window_bounds(lead);
-        let limit = self.prune.limit(floor, self.window, lead, &self.b.bounds);
         let w = self.cursors[lead].weight();
-        let min_tf = self
+        let key_limit = self
             .prune
-            .min_tf(limit, self.min_norm, |tf, n| w.score(tf, n));
-        (self.prune.key_limit(limit, self.window, w), min_tf)
+            .key_limit(floor, self.window, lead, &self.b.bounds, w);
+        (key_limit, self.prune.min_tf(key_limit, self.min_norm, w))
     }
 
     /// Whether `doc`, a match of the current window, may beat `floor`:
@@ -377,6 +396,9 @@ impl Exec<'_, '_> {
         let Some(lead) = self.lead else {
             return true;
         };
+        if self.thinned == Some(floor.to_bits()) {
+            return true;
+        }
         let (limit, min_tf) = self.lead_limits(lead, floor);
         if limit == f32::NEG_INFINITY {
             return true;
@@ -399,6 +421,7 @@ impl Exec<'_, '_> {
             self.b.matches.extend_from_slice(&c.block_rest()[..n]);
             return 0;
         }
+        self.thinned = Some(floor.to_bits());
         let (docs, tfs, norms) = c.rest_with_tfs();
         let competes = |d: u32, tf: u32| w.key(tf, norms.map_or(0, |x| x[d as usize])) > limit;
         if min_tf <= 1 {
@@ -567,6 +590,23 @@ impl Exec<'_, '_> {
         limits
     }
 
+    /// Whether thinning the lead's next `n` documents by their lead score
+    /// before the intersection pays: when the next clause is expected to
+    /// match at least [`PREFILTER_MATCHES`] of them (its density times
+    /// `n`). Fewer, and that clause's block is decoded in almost every
+    /// window anyway, so checking the few matches the bulk intersection
+    /// leaves costs less than checking every lead document (mid-df-2 AND,
+    /// lower-bound: 338k instructions a query thinned first, 284k
+    /// intersected first; seq-2 AND needs the thinning: 1.28M, 4.39M
+    /// without).
+    fn prefilter_pays(&self, others: &[usize], n: usize) -> bool {
+        let Some(&next) = others.first() else {
+            return true;
+        };
+        let docs = u64::from(self.seg.reader.doc_count().max(1));
+        self.cursors[next].cost() * n as u64 >= PREFILTER_MATCHES * docs
+    }
+
     /// Candidates from `lead`, confirmed by the `others` (required).
     fn lead<S: Sink>(&mut self, lead: usize, others: &[usize], sink: &mut S) {
         self.lead = Some(lead);
@@ -583,6 +623,7 @@ impl Exec<'_, '_> {
                 }
             };
             let n = count_below(docs, end);
+            self.thinned = None;
             let hi = docs[n - 1];
             self.window += 1;
             self.span = (first, hi);
@@ -614,7 +655,8 @@ impl Exec<'_, '_> {
                     }
                 }
             } else {
-                match floor.filter(|_| offer && sink.prefilter()) {
+                match floor.filter(|_| offer && sink.prefilter() && self.prefilter_pays(others, n))
+                {
                     // Candidates thinned by their lead score first.
                     Some(floor) => {
                         let dropped = self.prefilter_lead(lead, n, floor);
@@ -916,7 +958,9 @@ impl Exec<'_, '_> {
     /// not decoded), a non-essential clause adds its window bound instead,
     /// so a sum is the candidate's best score, summed in clause order: a
     /// candidate whose best score cannot beat the floor is dropped, and
-    /// the others are scored exactly, the non-essential clauses probed.
+    /// the others are scored exactly, the non-essential clauses probed;
+    /// and a candidate of one essential clause is dropped by its key
+    /// alone ([`Self::lone_limits`]).
     #[allow(clippy::too_many_arguments)]
     fn score_window<S: Sink>(
         &mut self,
@@ -928,6 +972,10 @@ impl Exec<'_, '_> {
         count: bool,
         sink: &mut S,
     ) {
+        // Under MaxScore, the documents of two essential clauses or more
+        // (`multi`) are scored, and a document of one only when its key
+        // beats that clause's limit.
+        let lone = bound_rest && self.lone_limits(should, essential, sink.floor());
         let Buffers { cand, acc, .. } = &mut *self.b;
         if cand.is_empty() {
             *cand = vec![0; WORDS + 1];
@@ -938,11 +986,16 @@ impl Exec<'_, '_> {
         let cand = &mut cand[..words];
         cand.fill(0);
         let is_essential = |i: usize| i >= 64 || essential & (1 << i) != 0;
+        let mut multi = [0u64; WORDS + 1];
         for &i in should.iter().filter(|&&i| is_essential(i)) {
             let c = &self.cursors[i];
             for &d in &c.block_rest()[..ends[i] - c.pos()] {
                 let x = d - base;
-                cand[(x >> 6) as usize] |= 1u64 << (x & 63);
+                let (w, m) = ((x >> 6) as usize, 1u64 << (x & 63));
+                if lone {
+                    multi[w] |= cand[w] & m;
+                }
+                cand[w] |= m;
             }
         }
         let has = |cand: &[u64], x: u32| cand[(x >> 6) as usize] & (1u64 << (x & 63)) != 0;
@@ -964,10 +1017,15 @@ impl Exec<'_, '_> {
             return;
         }
         let Buffers {
-            cand, acc, bounds, ..
+            cand,
+            acc,
+            bounds,
+            lone_keys,
+            ..
         } = &mut *self.b;
         let cand = &mut cand[..words];
         let mut exact = true;
+        let mut unscored = 0;
         for &i in should {
             let all = is_essential(i);
             if bound_rest && !all {
@@ -988,12 +1046,32 @@ impl Exec<'_, '_> {
             }
             let w = c.weight();
             let (docs, tfs, norms) = c.rest_with_tfs();
+            if lone && all {
+                let limit = lone_keys[i].1;
+                for (&d, &tf) in docs[..n].iter().zip(&tfs[..n]) {
+                    let x = d - base;
+                    let key = w.key(tf, norms.map_or(0, |v| v[d as usize]));
+                    let (wi, m) = ((x >> 6) as usize, 1u64 << (x & 63));
+                    if key > limit || multi[wi] & m != 0 {
+                        acc[x as usize] += w.score_of_key(key);
+                    } else if cand[wi] & m != 0 {
+                        // Clauses before this one may have added to it.
+                        acc[x as usize] = 0.0;
+                        cand[wi] &= !m;
+                        unscored += 1;
+                    }
+                }
+                continue;
+            }
             for (&d, &tf) in docs[..n].iter().zip(&tfs[..n]) {
                 let x = d - base;
                 if all || has(cand, x) {
                     acc[x as usize] += w.score(tf, norms.map_or(0, |v| v[d as usize]));
                 }
             }
+        }
+        if count {
+            sink.dropped(unscored);
         }
         for wi in 0..words {
             let mut m = self.b.cand[wi];
@@ -1004,6 +1082,58 @@ impl Exec<'_, '_> {
                 self.offer_sum(sink, base + x as u32, sum, exact, count);
             }
         }
+    }
+
+    /// Whether a dense union window may leave unscored the documents that
+    /// one essential clause alone holds (of the essential ones) and whose
+    /// key is at most that clause's limit in `b.lone_keys`, set here: with
+    /// a floor and no more clauses than a mask holds. Such a document's
+    /// best score is its clause's score plus the non-essential clauses'
+    /// window bounds (in `b.bounds`), summed in clause order, and the
+    /// limit is the largest key at which that cannot beat the floor
+    /// ([`prune::slot_key_limit`]); with every
+    /// clause essential it is the floor's key limit, kept while the floor
+    /// stays. Most documents of a union hold one term: each such document
+    /// costs a key compare instead of a score and an offer (seq-2 OR,
+    /// lower-bound, MaxScore windows: 3.83M instructions a query before,
+    /// 3.47M after). The windows of an exact union, where this was
+    /// measured to cost more than it saved (rare-common-2 OR +10 %), do
+    /// not use it.
+    fn lone_limits(&mut self, should: &[usize], essential: u64, floor: Option<f32>) -> bool {
+        let Some(floor) = floor.filter(|_| self.cursors.len() <= 64) else {
+            return false;
+        };
+        let rest = should
+            .iter()
+            .filter(|&&i| essential & (1 << i) == 0)
+            .fold(0u64, |m, &i| m | 1 << i);
+        let n = self.cursors.len();
+        let Buffers {
+            lone_keys,
+            bounds,
+            tmp_bounds,
+            ..
+        } = &mut *self.b;
+        lone_keys.resize(n, (f32::NAN.to_bits(), 0.0));
+        if rest != 0 {
+            tmp_bounds.clear();
+            tmp_bounds.extend((0..n).map(|j| if rest & (1 << j) != 0 { bounds[j] } else { 0.0 }));
+        }
+        for &i in should.iter().filter(|&&i| essential & (1 << i) != 0) {
+            let w = self.cursors[i].weight();
+            if rest == 0 {
+                if lone_keys[i].0 != floor.to_bits() {
+                    lone_keys[i] = (floor.to_bits(), prune::key_limit(floor, w));
+                }
+            } else {
+                // Not kept: the bounds change with the window.
+                lone_keys[i] = (
+                    f32::NAN.to_bits(),
+                    prune::slot_key_limit(floor, tmp_bounds, i, w),
+                );
+            }
+        }
+        true
     }
 
     /// [`Self::score_window`] for a sparse window: the candidates are

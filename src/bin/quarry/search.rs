@@ -1,4 +1,4 @@
-//! `quarry search`: run match queries and print the hits.
+//! `quarry search`: run match or parsed queries and print the hits.
 //!
 //! Also the pieces `bench` shares: query files, sort specs, field lookup.
 
@@ -7,8 +7,8 @@ use std::io::Write as _;
 use std::path::Path;
 
 use quarry::{
-    ExecMode, FieldId, FieldType, Hit, Hits, Operator, Query, Schema, SearchOptions, SearchRequest,
-    Searcher, SortKey, SortSpec, Switch, TotalMode, Value,
+    ExecMode, FieldId, FieldType, Hit, Hits, Operator, ParserConfig, Query, Schema, SearchOptions,
+    SearchRequest, Searcher, SortKey, SortSpec, Switch, TotalMode, Value,
 };
 
 use crate::cli::{self, CliError, Cmd};
@@ -17,12 +17,21 @@ pub const USAGE: &str = "\
 Usage: quarry search DIR [QUERY] [--queries FILE.tsv] [OPTIONS]
 
 Runs each query as a match query (the text is analysed like the indexed
-text) on --field, its terms combined with --op. Give either QUERY or
+text) on --field, its terms combined with --op, or with --syntax parser in
+the query syntax of docs/QUERY-SYNTAX.md. Give either QUERY or
 --queries FILE.tsv, whose lines are 'class<TAB>query text' (blank lines and
 lines starting with '#' are skipped).
 
 Options:
   --queries FILE      queries, one 'class<TAB>text' per line
+  --syntax terms|parser
+                      terms: the text is a bag of words, analysed and
+                      combined with --op (any text is valid); parser: the
+                      query syntax (fields, +/-, AND/OR/NOT, parentheses,
+                      \"phrases\", [a TO b] ranges, prefix*, boosts^2),
+                      with --field the default field and --op the default
+                      operator; a malformed query fails naming its byte
+                      position [default: terms]
   --field NAME        the field searched [default: body]
   --op and|or         how the query's terms combine [default: or]
   --k N               hits per query [default: 10]
@@ -339,6 +348,15 @@ pub fn open_searcher(dir: &str, paths: &PathArgs) -> Result<Searcher, CliError> 
     Ok(s.with_options(options))
 }
 
+/// How a query's text is read (`--syntax`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Syntax {
+    /// A match query: analysed words combined with `--op`.
+    Terms,
+    /// The query parser.
+    Parser,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Format {
     Text,
@@ -352,6 +370,7 @@ struct Args {
     queries: Option<String>,
     field: String,
     op: Operator,
+    syntax: Syntax,
     k: usize,
     offset: usize,
     sort: Option<Vec<RawRule>>,
@@ -380,6 +399,7 @@ fn parse(p: &mut lexopt::Parser) -> Result<Option<Args>, CliError> {
         queries: None,
         field: "body".into(),
         op: Operator::Or,
+        syntax: Syntax::Terms,
         k: 10,
         offset: 0,
         sort: None,
@@ -395,6 +415,13 @@ fn parse(p: &mut lexopt::Parser) -> Result<Option<Args>, CliError> {
             Long("queries") => a.queries = Some(cli::string_value(p, "--queries")?),
             Long("field") => a.field = cli::string_value(p, "--field")?,
             Long("op") => a.op = cli::choice_value(p, "--op", "'and' or 'or'", parse_op)?,
+            Long("syntax") => {
+                a.syntax = cli::choice_value(p, "--syntax", "'terms' or 'parser'", |s| match s {
+                    "terms" => Some(Syntax::Terms),
+                    "parser" => Some(Syntax::Parser),
+                    _ => None,
+                })?
+            }
             Long("k") => a.k = cli::parsed_value(p, "--k", "a non-negative integer")?,
             Long("offset") => {
                 a.offset = cli::parsed_value(p, "--offset", "a non-negative integer")?
@@ -537,7 +564,11 @@ fn value_json(v: &Value) -> serde_json::Value {
 fn run_args(a: &Args) -> Result<(), CliError> {
     let searcher = open_searcher(&a.dir, &a.paths)?;
     let schema = searcher.schema().clone();
-    let field = search_field(&schema, &a.field)?;
+    let field = match a.syntax {
+        Syntax::Terms => search_field(&schema, &a.field)?,
+        Syntax::Parser => field_id(&schema, &a.field, "--field")?,
+    };
+    let config = ParserConfig::new(field, a.op);
     let sort = a
         .sort
         .as_ref()
@@ -593,7 +624,12 @@ fn run_args(a: &Args) -> Result<(), CliError> {
     let mut line = String::new();
     for (i, q) in queries.iter().enumerate() {
         let qno = i + 1;
-        let hits = searcher.search(&Query::matching(field, &q.text, a.op), &req)?;
+        let query = match a.syntax {
+            Syntax::Terms => Query::matching(field, &q.text, a.op),
+            Syntax::Parser => Query::parse(&q.text, &schema, &config)
+                .map_err(|e| CliError::Failed(format!("query {qno} ({:?}): {e}", q.text)))?,
+        };
+        let hits = searcher.search(&query, &req)?;
         line.clear();
         let answer = Answer {
             qno,
