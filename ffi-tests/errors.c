@@ -66,11 +66,14 @@ static void schema_errors(void) {
     EXPECT(quarry_schema_add_field(ok, S("x"), 0, 0), QUARRY_INVALID_ARGUMENT);
     EXPECT(quarry_schema_add_field(ok, S("x"), 5, 0), QUARRY_INVALID_ARGUMENT);
     EXPECT(quarry_schema_add_field(ok, S("x"), 0xFFFFFFFFu, 0), QUARRY_INVALID_ARGUMENT);
-    EXPECT(quarry_schema_add_field(ok, S("x"), QUARRY_FIELD_TEXT, 8), QUARRY_INVALID_ARGUMENT);
+    EXPECT(quarry_schema_add_field(ok, S("x"), QUARRY_FIELD_TEXT, 16), QUARRY_INVALID_ARGUMENT);
     EXPECT(quarry_schema_add_field(ok, S("x"), QUARRY_FIELD_TEXT, 0x80000000u), QUARRY_INVALID_ARGUMENT);
     EXPECT(quarry_schema_add_field(ok, S(""), QUARRY_FIELD_TEXT, 0), QUARRY_SCHEMA);
     EXPECT(quarry_schema_add_field(ok, S("t"), QUARRY_FIELD_TEXT, QUARRY_FIELD_SORTABLE), QUARRY_SCHEMA);
     EXPECT(quarry_schema_add_field(ok, S("f"), QUARRY_FIELD_F64, QUARRY_FIELD_INDEXED), QUARRY_SCHEMA);
+    EXPECT(quarry_schema_add_field(ok, S("n"), QUARRY_FIELD_I64, QUARRY_FIELD_NO_POSITIONS), QUARRY_SCHEMA);
+    CHECK_MSG("only text fields have positions");
+    OK(quarry_schema_add_field(ok, S("n"), QUARRY_FIELD_TEXT, QUARRY_FIELD_NO_POSITIONS));
     OK(quarry_schema_add_field(ok, S("x"), QUARRY_FIELD_TEXT, 0));
     EXPECT(quarry_schema_add_field(ok, S("x"), QUARRY_FIELD_STRING, 0), QUARRY_SCHEMA);
     CHECK_MSG("duplicate");

@@ -153,7 +153,8 @@ typedef uint32_t quarry_field_type;
 
 /**
  * Field options: a bitwise OR of `QUARRY_FIELD_STORED`,
- * `QUARRY_FIELD_INDEXED` and `QUARRY_FIELD_SORTABLE` (0 for none).
+ * `QUARRY_FIELD_INDEXED`, `QUARRY_FIELD_SORTABLE` and
+ * `QUARRY_FIELD_NO_POSITIONS` (0 for none).
  */
 typedef uint32_t quarry_field_flags;
 
@@ -344,6 +345,12 @@ typedef uint32_t quarry_value_type;
  * Field option bit: the value can be sorted on.
  */
 #define QUARRY_FIELD_SORTABLE 4
+
+/**
+ * Do not index the token positions of this text field (they are on by
+ * default for text fields; other types have none).
+ */
+#define QUARRY_FIELD_NO_POSITIONS 8
 
 /**
  * Every term must occur.
@@ -576,12 +583,13 @@ quarry_status quarry_schema_from_json(const char *json, size_t json_len, quarry_
  * `name` is `name_len` bytes of UTF-8 (1 to 255 bytes, unique in the
  * schema). `field_type` is a `QUARRY_FIELD_*` type; `flags` is a
  * bitwise OR of `QUARRY_FIELD_STORED`, `QUARRY_FIELD_INDEXED`,
- * `QUARRY_FIELD_SORTABLE` (0 for none).
+ * `QUARRY_FIELD_SORTABLE`, `QUARRY_FIELD_NO_POSITIONS` (0 for none).
  *
  * Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_INVALID_UTF8`,
  * `QUARRY_INVALID_ARGUMENT` (unknown type or flag bit), `QUARRY_SCHEMA`
  * (empty, too long or duplicate name; a sortable text field; an indexed f64
- * field). On error the schema is unchanged.
+ * field; `QUARRY_FIELD_NO_POSITIONS` on a field that is not text). On
+ * error the schema is unchanged.
  *
  * # Safety
  * `schema` is NULL or a live schema not used by another thread during the

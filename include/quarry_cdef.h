@@ -105,6 +105,8 @@ typedef uint32_t quarry_value_type;
 
 #define QUARRY_FIELD_SORTABLE 4
 
+#define QUARRY_FIELD_NO_POSITIONS 8
+
 #define QUARRY_OPERATOR_AND 1
 
 #define QUARRY_OPERATOR_OR 2

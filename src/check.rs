@@ -11,7 +11,11 @@
 //! range) is one problem; the deep checks then skip that file.
 //!
 //! Checked per segment, beyond what opening it checks: terms strictly
-//! ascending and well-formed per field; every posting list decodes, its doc
+//! ascending and well-formed per field, each dictionary block decoding
+//! exactly, postings regions following each other in term order and
+//! filling the postings section (positions regions likewise, for exactly
+//! the terms of fields with positions, each decoding to its frequencies'
+//! count of positions below the document's field length); every posting list decodes, its doc
 //! ids ascend strictly below the document count, its frequencies are at
 //! least 1, its blocks are contiguous and fill its region exactly (so the
 //! document frequency is the list's length); skip entries' last docs and
@@ -34,7 +38,7 @@ use crate::format::manifest::{self, Manifest, SegmentEntry};
 use crate::format::norms::length_to_norm;
 use crate::format::postings::{BLOCK_LEN, Impact, L2_BLOCKS, Postings};
 use crate::format::{ords, segment};
-use crate::read::{ReadMode, SegmentReader, StoredCache, latest_manifest};
+use crate::read::{ReadMode, SegmentReader, StoredCache, TermInfo, latest_manifest};
 use crate::schema::{FieldId, FieldType, Schema};
 
 /// Problems recorded per file before the rest are only counted.
@@ -119,6 +123,12 @@ pub struct Structures {
     pub stored_blocks: u64,
     /// Tombstone files.
     pub tombstone_files: u64,
+    /// Front-coded term dictionary blocks (version-2 segments).
+    pub term_blocks: u64,
+    /// Terms with positions.
+    pub position_lists: u64,
+    /// Segments per format version: `segment_versions[v - 1]` of version `v`.
+    pub segment_versions: Vec<u64>,
 }
 
 impl Report {
@@ -274,6 +284,12 @@ fn check_segment_files(dir: &Path, schema: &Schema, entry: &SegmentEntry, report
             match SegmentReader::open(&path, schema, md.len(), ReadMode::Heap) {
                 Err(e) => report.problems.push(problem_of(e, &path)),
                 Ok(seg) => {
+                    let v = seg.format_version() as usize;
+                    let versions = &mut report.structures.segment_versions;
+                    if versions.len() < v {
+                        versions.resize(v, 0);
+                    }
+                    versions[v - 1] += 1;
                     let mut p = FileProblems::new(&path, &mut report.problems);
                     if seg.doc_count() != entry.doc_count {
                         p.push(format!(
@@ -288,6 +304,7 @@ fn check_segment_files(dir: &Path, schema: &Schema, entry: &SegmentEntry, report
                         p,
                         terms: 0,
                         postings: 0,
+                        next_pos: 0,
                         st: &mut report.structures,
                     };
                     c.run();
@@ -344,11 +361,16 @@ struct SegmentCheck<'a> {
     p: FileProblems<'a>,
     terms: u64,
     postings: u64,
+    /// Where the next term's positions must start.
+    next_pos: usize,
     st: &'a mut Structures,
 }
 
 impl SegmentCheck<'_> {
     fn run(&mut self) {
+        // Postings regions follow each other in (field, key) order and fill
+        // the section.
+        let mut next_region = 0;
         for (fid, def) in self.schema.iter() {
             if !def.is_indexed() && self.seg.num_terms(fid) != 0 {
                 self.p.push(format!(
@@ -364,38 +386,76 @@ impl SegmentCheck<'_> {
                     self.seg.total_tokens(fid)
                 ));
             }
-            self.field_terms(fid, def.ty, &def.name);
+            self.field_terms(fid, def.ty, &def.name, &mut next_region);
             if def.flags.sortable {
                 self.sort_column(fid, &def.name);
             }
+        }
+        if self.next_pos != self.seg.positions_len() {
+            self.p.push(format!(
+                "the terms' positions regions end at byte {} of the {}-byte positions section",
+                self.next_pos,
+                self.seg.positions_len()
+            ));
+        }
+        if next_region != self.seg.postings_len() {
+            self.p.push(format!(
+                "the terms' postings regions end at byte {next_region} of the {}-byte postings section",
+                self.seg.postings_len()
+            ));
         }
         self.stored();
     }
 
     /// Every term of a field and its postings; for text fields, the norms
     /// against the summed frequencies.
-    fn field_terms(&mut self, fid: FieldId, ty: FieldType, name: &str) {
+    fn field_terms(&mut self, fid: FieldId, ty: FieldType, name: &str, next_region: &mut usize) {
         let seg = self.seg;
         let norms = seg.norms(fid);
         let mut lengths = norms.map(|_| vec![0u64; seg.doc_count() as usize]);
-        let mut prev: Option<&[u8]> = None;
+        let mut prev: Option<Vec<u8>> = None;
+        let positions = self.schema.def(fid).positions;
+        // Per document, the largest position of any of its tokens.
+        let mut last_pos: Vec<Option<u32>> = if positions {
+            vec![None; seg.doc_count() as usize]
+        } else {
+            Vec::new()
+        };
+        let mut cursor = seg.terms(fid);
+        self.st.term_blocks += u64::from(seg.num_term_blocks(fid));
         for i in 0..seg.num_terms(fid) {
-            let (key, info) = match seg.term_at(fid, i) {
-                Ok(t) => t,
+            let (key, info) = match cursor.advance() {
+                Ok(Some(t)) => t,
+                Ok(None) => {
+                    self.p
+                        .push(format!("field {name:?}: its dictionary ends at term {i}"));
+                    break;
+                }
                 Err(e) => {
-                    self.p.push(format!("field {name:?}: {}", detail(e)));
-                    continue;
+                    // The cursor cannot resynchronise inside a damaged block.
+                    self.p
+                        .push(format!("field {name:?}: term {i}: {}", detail(e)));
+                    break;
                 }
             };
             self.terms += 1;
             let shown = show_key(ty, key);
-            if prev.is_some_and(|p| p >= key) {
+            if prev.as_deref().is_some_and(|p| p >= key) {
                 self.p.push(format!(
                     "field {name:?}: terms not sorted and unique: term {i} {shown} does not sort after {}",
-                    show_key(ty, prev.unwrap_or_default())
+                    show_key(ty, prev.as_deref().unwrap_or_default())
                 ));
             }
-            prev = Some(key);
+            if *next_region != info.post_off() {
+                self.p.push(format!(
+                    "field {name:?}: term {i} {shown}'s postings start at byte {}, the previous term's end at {next_region}",
+                    info.post_off()
+                ));
+            }
+            *next_region = info.post_off() + info.region_len();
+            let p = prev.get_or_insert_with(Vec::new);
+            p.clear();
+            p.extend_from_slice(key);
             let well_formed = match ty {
                 FieldType::I64 => key.len() == 8,
                 _ => std::str::from_utf8(key).is_ok(),
@@ -418,6 +478,17 @@ impl SegmentCheck<'_> {
                         ));
                     }
                     self.postings(&what, &list, norms, lengths.as_deref_mut());
+                    self.positions(&what, positions, &info, &list, &mut last_pos);
+                }
+            }
+        }
+        if let Some(lengths) = &lengths {
+            for (d, (&p, &len)) in last_pos.iter().zip(lengths).enumerate() {
+                if p.is_some_and(|p| u64::from(p) >= len) {
+                    self.p.push(format!(
+                        "field {name:?}: document {d} has a token at position {}, past its {len} tokens",
+                        p.unwrap_or_default()
+                    ));
                 }
             }
         }
@@ -437,6 +508,58 @@ impl SegmentCheck<'_> {
                     "field {name:?}: meta counts {} tokens, the postings hold {total}",
                     seg.total_tokens(fid)
                 ));
+            }
+        }
+    }
+
+    /// A term's positions: present exactly for fields with positions, in
+    /// term order in the positions section, each block at its offset,
+    /// filling the region (as many per posting as its frequency, strictly
+    /// ascending by the encoding).
+    fn positions(
+        &mut self,
+        what: &str,
+        expected: bool,
+        info: &TermInfo,
+        list: &Postings<'_>,
+        last_pos: &mut [Option<u32>],
+    ) {
+        let region = info.positions_region();
+        if region.is_some() != expected {
+            return self.p.push(format!(
+                "{what}: has positions {}, its field {}",
+                region.is_some(),
+                if expected { "has" } else { "has none" }
+            ));
+        }
+        let Some((start, end)) = region else {
+            return;
+        };
+        if start != self.next_pos {
+            self.p.push(format!(
+                "{what}: positions start at byte {start}, the previous term's end at {}",
+                self.next_pos
+            ));
+        }
+        self.next_pos = end;
+        self.st.position_lists += 1;
+        let (mut docs, mut tfs, mut all) = (Vec::new(), Vec::new(), Vec::new());
+        if list.decode_all(&mut docs, &mut tfs).is_err() {
+            return; // reported by the postings checks
+        }
+        let decoded = self.seg.positions(info).and_then(|p| {
+            p.expect("present")
+                .decode_all(&tfs, &mut all)
+                .map_err(|e| self.seg.bad(e))
+        });
+        if let Err(e) = decoded {
+            return self.p.push(format!("{what}: positions: {}", detail(e)));
+        }
+        let mut at = 0;
+        for (&d, &tf) in docs.iter().zip(&tfs) {
+            at += tf as usize;
+            if let Some(slot) = last_pos.get_mut(d as usize) {
+                *slot = (*slot).max(Some(all[at - 1]));
             }
         }
     }

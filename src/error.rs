@@ -26,13 +26,15 @@ pub enum Error {
         detail: String,
     },
     /// A file was written by a format version this build cannot read.
-    #[error("unsupported format version {found} in {path} (this build reads version {supported})")]
+    #[error(
+        "unsupported format version {found} in {path} (this build reads versions 1 to {supported})"
+    )]
     UnsupportedVersion {
         /// The file.
         path: PathBuf,
         /// The version found in the file.
         found: u32,
-        /// The version this build reads.
+        /// The newest version this build reads (it reads every one from 1).
         supported: u32,
     },
     /// Another writer holds the index's lock.

@@ -109,6 +109,11 @@ pub struct FieldDef {
     pub ty: FieldType,
     /// Its options.
     pub flags: FieldFlags,
+    /// Whether the field's token positions are indexed (text fields only:
+    /// on by default, off with [`Schema::set_positions`] or `"positions":
+    /// false` in JSON). Positions are stored apart from doc ids and
+    /// frequencies, so queries without phrases never read them.
+    pub positions: bool,
 }
 
 impl FieldDef {
@@ -169,8 +174,30 @@ impl Schema {
             name: name.to_owned(),
             ty,
             flags,
+            positions: ty == FieldType::Text,
         });
         Ok(id)
+    }
+
+    /// Turns a text field's positions on (the default) or off.
+    ///
+    /// Errors with [`Error::Schema`] for a field of another type (only
+    /// text has positions) and [`Error::InvalidArgument`] for an id not
+    /// from this schema.
+    pub fn set_positions(&mut self, id: FieldId, on: bool) -> Result<()> {
+        let f = self
+            .fields
+            .get_mut(id.0 as usize)
+            .ok_or_else(|| Error::InvalidArgument(format!("no field {}", id.0)))?;
+        if f.ty != FieldType::Text {
+            return Err(Error::Schema(format!(
+                "field {:?} is {}: only text fields have positions",
+                f.name,
+                f.ty.name()
+            )));
+        }
+        f.positions = on;
+        Ok(())
     }
 
     /// The id of the field called `name`.
@@ -208,7 +235,8 @@ impl Schema {
     }
 
     /// Parses the JSON form
-    /// `{"fields":[{"name":"id","type":"i64","stored":true,"indexed":true}, ...]}`.
+    /// `{"fields":[{"name":"id","type":"i64","stored":true,"indexed":true}, ...]}`
+    /// (a text field may add `"positions": false`).
     ///
     /// A `text` field is always indexed: `"indexed": false` on one is an
     /// error (a value that is stored but not searchable is a `string` field
@@ -228,7 +256,7 @@ impl Schema {
             for key in obj.keys() {
                 if !matches!(
                     key.as_str(),
-                    "name" | "type" | "stored" | "indexed" | "sortable"
+                    "name" | "type" | "stored" | "indexed" | "sortable" | "positions"
                 ) {
                     return Err(Error::Schema(format!("field #{i}: unknown key {key:?}")));
                 }
@@ -268,7 +296,16 @@ impl Schema {
                      a \"string\" field with \"stored\": true"
                 )));
             }
-            schema.add_field(name, ty, flags)?;
+            let id = schema.add_field(name, ty, flags)?;
+            match obj.get("positions") {
+                None => {}
+                Some(serde_json::Value::Bool(on)) => schema.set_positions(id, *on)?,
+                Some(_) => {
+                    return Err(Error::Schema(format!(
+                        "field {name:?}: \"positions\" must be true or false"
+                    )));
+                }
+            }
         }
         Ok(schema)
     }
@@ -290,6 +327,10 @@ impl Schema {
                 });
                 if f.ty == FieldType::Text && !f.flags.indexed {
                     v.as_object_mut().map(|o| o.remove("indexed"));
+                }
+                if f.ty == FieldType::Text && !f.positions {
+                    v.as_object_mut()
+                        .map(|o| o.insert("positions".into(), false.into()));
                 }
                 v
             })
@@ -345,6 +386,14 @@ mod tests {
             s.add_field(name, ty, FieldFlags::from_bits(bits).unwrap())
                 .unwrap();
         }
+        s.set_positions(FieldId(1), false).unwrap();
+        assert!(s.set_positions(FieldId(2), false).is_err());
+        assert!(s.def(FieldId(0)).positions && !s.def(FieldId(1)).positions);
+        assert!(s.to_json().contains("\"positions\":false"));
         assert_eq!(Schema::from_json(&s.to_json()).unwrap(), s);
+        assert!(
+            Schema::from_json(r#"{"fields":[{"name":"i","type":"i64","positions":false}]}"#)
+                .is_err()
+        );
     }
 }

@@ -6,7 +6,11 @@
 use std::path::{Path, PathBuf};
 
 use quarry::check::{ProblemKind, Report, check_index};
-use quarry::format::segment::{SECTION_NORMS, SECTION_POSTINGS, SECTION_SORT, SECTION_TERMS};
+use quarry::format::FORMAT_VERSION;
+use quarry::format::segment::{
+    SECTION_NORMS, SECTION_POSITIONS, SECTION_POSTINGS, SECTION_SORT, SECTION_TERMS,
+};
+use quarry::format::terms::TermDict;
 use quarry::*;
 
 mod common;
@@ -108,45 +112,26 @@ fn le32(b: &[u8], at: usize) -> usize {
     u32::from_le_bytes(b[at..at + 4].try_into().unwrap()) as usize
 }
 
-/// Term table of a segment: (entries offset, term count, keys offset,
-/// per-field (first, count)).
-fn terms(b: &[u8]) -> (usize, usize, usize, Vec<(usize, usize)>) {
-    let (t0, _) = section(b, SECTION_TERMS);
+/// Start of the postings region of field `f`'s term `key`, as an offset
+/// in the file.
+fn region(b: &[u8], f: usize, key: &[u8]) -> usize {
+    let (t0, tlen) = section(b, SECTION_TERMS);
+    let (p0, plen) = section(b, SECTION_POSTINGS);
     let nf = u16::from_le_bytes([b[t0], b[t0 + 1]]) as usize;
-    let ranges = (0..nf)
-        .map(|f| (le32(b, t0 + 2 + f * 8), le32(b, t0 + 6 + f * 8)))
+    let terms = &b[t0..t0 + tlen];
+    let (_, poslen) = section(b, SECTION_POSITIONS);
+    let dict = TermDict::parse(FORMAT_VERSION, terms, nf, plen, poslen).unwrap();
+    p0 + dict.lookup(terms, f, key).unwrap().unwrap().post_off
+}
+
+/// Offset in the file of the only occurrence of `bytes` in the terms section.
+fn in_terms(b: &[u8], bytes: &[u8]) -> usize {
+    let (t0, tlen) = section(b, SECTION_TERMS);
+    let hits: Vec<usize> = (t0..t0 + tlen - bytes.len())
+        .filter(|&i| &b[i..i + bytes.len()] == bytes)
         .collect();
-    let at = t0 + 2 + nf * 8;
-    let n = le32(b, at);
-    let entries = at + 4;
-    let keys = entries + n * 16 + 4;
-    (entries, n, keys, ranges)
-}
-
-/// Start of the postings region of term `i`, as an offset in the file.
-fn region(b: &[u8], i: usize) -> usize {
-    let (entries, ..) = terms(b);
-    let (p0, _) = section(b, SECTION_POSTINGS);
-    p0 + u64::from_le_bytes(
-        b[entries + i * 16 + 8..entries + i * 16 + 16]
-            .try_into()
-            .unwrap(),
-    ) as usize
-}
-
-/// Index of the term of field `f` whose key is `key`.
-fn term_index(b: &[u8], f: usize, key: &[u8]) -> usize {
-    let (entries, n, keys, ranges) = terms(b);
-    let key_at = |i: usize| {
-        let end = if i + 1 < n {
-            le32(b, entries + (i + 1) * 16)
-        } else {
-            le32(b, keys - 4)
-        };
-        &b[keys + le32(b, entries + i * 16)..keys + end]
-    };
-    let (first, count) = ranges[f];
-    (first..first + count).find(|&i| key_at(i) == key).unwrap()
+    assert_eq!(hits.len(), 1, "{bytes:?}");
+    hits[0]
 }
 
 #[test]
@@ -168,14 +153,9 @@ fn unsorted_terms_are_named() {
     let t = index();
     let seg = first_segment(t.path());
     rewrite(&seg, |b| {
-        // "alpha" and "gamma" are both five bytes: swap their keys.
-        let a = term_index(b, 1, b"alpha");
-        let g = term_index(b, 1, b"gamma");
-        let (entries, _, keys, _) = terms(b);
-        let (ka, kg) = (
-            keys + le32(b, entries + a * 16),
-            keys + le32(b, entries + g * 16),
-        );
+        // "alpha" and "gamma" are both five bytes sharing none with the
+        // key before them in their block: swap them.
+        let (ka, kg) = (in_terms(b, b"alpha"), in_terms(b, b"gamma"));
         let tmp: Vec<u8> = b[ka..ka + 5].to_vec();
         b.copy_within(kg..kg + 5, ka);
         b[kg..kg + 5].copy_from_slice(&tmp);
@@ -185,13 +165,36 @@ fn unsorted_terms_are_named() {
 }
 
 #[test]
+fn a_dictionary_block_whose_postings_do_not_follow_is_named() {
+    let t = index();
+    let seg = first_segment(t.path());
+    rewrite(&seg, |b| {
+        // The second block of the id field: its postings base, a one-byte
+        // varint at its start, moved on by one.
+        let (t0, _) = section(b, SECTION_TERMS);
+        let nf = u16::from_le_bytes([b[t0], b[t0 + 1]]) as usize;
+        // Per field a u32 term count and a u8 of flags.
+        let index = t0 + 2 + 5 * nf + 4;
+        let blocks = index + 4 * le32(b, t0 + 2 + 5 * nf) + 4;
+        let at = blocks + le32(b, index + 4);
+        assert!(b[at] < 0x7f);
+        b[at] += 1;
+    });
+    let r = check_index(t.path()).unwrap();
+    assert_names(
+        &r,
+        &seg,
+        "field \"id\": term 16: term block 1 puts its regions at",
+    );
+}
+
+#[test]
 fn a_doc_id_out_of_range_is_named() {
     let t = index();
     let seg = first_segment(t.path());
     rewrite(&seg, |b| {
         // id 200 is document 200: a two-byte varint, made 16383.
-        let i = term_index(b, 0, &quarry::format::segment::i64_key(200));
-        let at = region(b, i);
+        let at = region(b, 0, &quarry::format::segment::i64_key(200));
         assert!(b[at] & 0x80 != 0);
         b[at] = 0xff;
         b[at + 1] = 0x7f;
@@ -206,7 +209,7 @@ fn an_impact_that_does_not_bound_its_block_is_named() {
     let t = index();
     let seg = first_segment(t.path());
     rewrite(&seg, |b| {
-        let at = region(b, term_index(b, 1, b"common"));
+        let at = region(b, 1, b"common");
         let nblocks = 300usize.div_ceil(128);
         let impacts = at + 8 + nblocks * 8 + 16;
         // Block 0's first pair: its tf is a one-byte varint; claim the
@@ -224,7 +227,7 @@ fn a_skip_entry_that_disagrees_with_its_tail_block_is_named() {
     let t = index();
     let seg = first_segment(t.path());
     rewrite(&seg, |b| {
-        let at = region(b, term_index(b, 1, b"common"));
+        let at = region(b, 1, b"common");
         // The third skip entry describes the 44-document tail.
         let last = at + 8 + 2 * 8;
         let v = le32(b, last) as u32 - 1;
@@ -349,7 +352,9 @@ fn a_newer_version_is_unsupported_and_the_cli_and_c_api_report_it() {
     let status = unsafe { capi::check::quarry_index_check(path.as_ptr().cast(), path.len()) };
     assert_eq!(status, capi::status::QUARRY_OK);
 
-    rewrite(&seg, |b| b[4..8].copy_from_slice(&2u32.to_le_bytes()));
+    rewrite(&seg, |b| {
+        b[4..8].copy_from_slice(&(FORMAT_VERSION + 1).to_le_bytes())
+    });
     let r = check_index(t.path()).unwrap();
     assert_eq!(r.problems.len(), 1, "{:?}", r.problems);
     assert_eq!(r.problems[0].kind, ProblemKind::UnsupportedVersion);
@@ -373,7 +378,12 @@ fn a_newer_version_is_unsupported_and_the_cli_and_c_api_report_it() {
         .to_string_lossy()
         .into_owned();
     assert_eq!(msg.lines().count(), 2, "{msg}");
-    assert!(msg.contains("unsupported format version 2") && msg.contains("has norm 99"));
+    assert!(
+        msg.contains(&format!(
+            "unsupported format version {}",
+            FORMAT_VERSION + 1
+        )) && msg.contains("has norm 99")
+    );
     let broken = std::process::Command::new(exe)
         .arg("check")
         .arg(t.path())

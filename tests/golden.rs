@@ -1,18 +1,26 @@
-//! Golden index files of format version 1, committed under
-//! `tests/golden/v1/`. A build must keep reading them and answering their
-//! queries with the recorded hits, and writing the same documents must
-//! produce the same bytes (the writer is deterministic).
+//! Golden index files, one set per format version under `tests/golden/`.
+//! A build must keep reading every set and answering its queries with the
+//! recorded hits; for the version it writes, writing the same documents
+//! must also produce the same bytes (the writer is deterministic).
 //!
-//! `tests/golden/v1-blocks/` adds an index large enough for packed blocks,
-//! skip data at both levels, capped impacts, PFOR exceptions, every ord
-//! width up to 16 bits, several stored blocks and tombstones; the test
-//! asserts these are present. `tests/golden/v1-damaged/` holds single
-//! files of the v1 index, each with one damage, that must give `Corrupt`
-//! or `UnsupportedVersion` naming the file.
+//! Version 1 (read only now, never regenerated: they are the proof that
+//! version-1 indexes stay readable): `v1/` (the small index),
+//! `v1-blocks/` (an index large enough for packed blocks, skip data at
+//! both levels, capped impacts, PFOR exceptions, every ord width up to 16
+//! bits, several stored blocks and tombstones; the test asserts these are
+//! present), `v1-ord32/` (32-bit ords), `v1-damaged/` (single files of the
+//! v1 index, each with one damage, that must give `Corrupt` or
+//! `UnsupportedVersion` naming the file).
 //!
-//! `QUARRY_UPDATE_GOLDEN=1 cargo test --test golden` rewrites them all,
-//! which is only right together with a format version bump (a new version
-//! keeps its own golden set beside these).
+//! Version 2: `v2/` (the small index again: its dictionaries have several
+//! front-coded blocks per field, its body has positions), `v2-mixed/` (the v1 index appended to,
+//! deleted from and committed by this build: v1 and v2 segments side by
+//! side), `v2-damaged/` (the damages over `v2/`).
+//!
+//! `QUARRY_UPDATE_GOLDEN=1 cargo test --test golden` rewrites the sets of
+//! the version this build writes, which is only right together with a
+//! format change of that version (a new version keeps its own golden sets
+//! beside these).
 
 use std::path::{Path, PathBuf};
 
@@ -20,8 +28,23 @@ use quarry::*;
 
 mod common;
 
+fn golden(set: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(set)
+}
+
 fn golden_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/v1")
+    golden("v1")
+}
+
+/// How a golden set is checked: a set of an older version is only read;
+/// one of the version this build writes is also rebuilt byte for byte
+/// (and regenerated under `QUARRY_UPDATE_GOLDEN=1`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Set {
+    Frozen,
+    Current,
 }
 
 const TEXTS: &[&str] = &[
@@ -163,8 +186,130 @@ fn index_files(dir: &Path) -> Vec<(String, Vec<u8>)> {
 }
 
 #[test]
-fn golden_v1_index_reads_and_rebuilds_identically() {
-    golden_round_trip(&golden_dir(), build, results);
+fn golden_v1_index_reads_with_the_recorded_results() {
+    golden_round_trip(&golden_dir(), Set::Frozen, build, results);
+    let r = quarry::check::check_index(golden_dir()).unwrap();
+    assert!(r.is_clean(), "{:?}", r.problems);
+    assert_eq!(r.structures.segment_versions, [3]);
+}
+
+#[test]
+fn golden_v2_index_reads_and_rebuilds_identically() {
+    let dir = golden("v2");
+    golden_round_trip(&dir, Set::Current, build, results);
+    let r = quarry::check::check_index(&dir).unwrap();
+    assert!(r.is_clean(), "{:?}", r.problems);
+    assert_eq!(r.structures.segment_versions, [0, 3]);
+    // Each of the three segments has several dictionary blocks for the
+    // body and id fields.
+    assert!(r.structures.term_blocks >= 3 * 6, "{:?}", r.structures);
+    // The body's terms have positions.
+    assert!(r.structures.position_lists > 0, "{:?}", r.structures);
+    // The same documents give the same answers in both versions.
+    assert_eq!(
+        std::fs::read_to_string(dir.join("expected.txt")).unwrap(),
+        std::fs::read_to_string(golden_dir().join("expected.txt")).unwrap()
+    );
+}
+
+// ---------------------------------------------------------------------------
+// v2-mixed: a v1 index that this build appended to.
+// ---------------------------------------------------------------------------
+
+/// Words sharing long prefixes (front coding across many blocks) and the
+/// v1 index's words, in documents appended to a copy of the v1 index,
+/// with deletions in its v1 segments and the new one.
+fn build_mixed(dir: &Path) {
+    std::fs::create_dir_all(dir).unwrap();
+    for (name, bytes) in index_files(&golden_dir()) {
+        std::fs::write(dir.join(name), bytes).unwrap();
+    }
+    let mut w = IndexWriter::open(dir, WriterConfig::default()).unwrap();
+    let schema = w.schema().clone();
+    let (id, body) = (schema.field("id").unwrap(), schema.field("body").unwrap());
+    for n in 0..120i64 {
+        let mut d = Document::new();
+        let text = format!(
+            "{} internationalisation{:03} internationalization{} man",
+            TEXTS[n as usize % TEXTS.len()],
+            n * 7 % 100,
+            n % 3
+        );
+        d.add_i64(id, 1000 + n).add_str(body, &text);
+        w.add_document(&d).unwrap();
+    }
+    w.delete_term(id, &Value::I64(10)).unwrap();
+    w.delete_term(id, &Value::I64(1005)).unwrap();
+    w.commit().unwrap();
+}
+
+fn mixed_results(dir: &Path) -> String {
+    let s = Searcher::open(dir).unwrap();
+    let body = s.schema().field("body").unwrap();
+    let exact = SearchRequest {
+        offset: 0,
+        limit: 6,
+        sort: None,
+        total: TotalMode::Exact,
+    };
+    let mut out = results(dir);
+    for (q, op) in [
+        ("internationalisation042", Operator::Or),
+        ("internationalization1 man", Operator::And),
+        ("emma internationalisation007 heroine", Operator::Or),
+    ] {
+        out += &pinned_hits(&s, q, &Query::matching(body, q, op), &exact);
+    }
+    out
+}
+
+#[test]
+fn golden_v2_mixed_reads_v1_and_v2_segments_side_by_side() {
+    let dir = golden("v2-mixed");
+    golden_round_trip(&dir, Set::Current, build_mixed, mixed_results);
+    let r = quarry::check::check_index(&dir).unwrap();
+    assert!(r.is_clean(), "{:?}", r.problems);
+    assert_eq!(r.structures.segment_versions, [3, 1]);
+
+    // Merging the v1 segments writes version 2, and the same documents
+    // still match.
+    let matching = |d: &Path| {
+        let s = Searcher::open(d).unwrap();
+        let body = s.schema().field("body").unwrap();
+        ["man good", "internationalisation042 man", "sir"]
+            .iter()
+            .map(|q| {
+                let req = SearchRequest {
+                    offset: 0,
+                    limit: 1000,
+                    sort: None,
+                    total: TotalMode::Exact,
+                };
+                let hits = s
+                    .search(&Query::matching(body, q, Operator::Or), &req)
+                    .unwrap();
+                let mut ids: Vec<String> = hits
+                    .hits
+                    .iter()
+                    .map(|h| format!("{:?}", s.stored(h.doc).unwrap()))
+                    .collect();
+                ids.sort();
+                (hits.total_hits, ids)
+            })
+            .collect::<Vec<_>>()
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    for (name, bytes) in index_files(&dir) {
+        std::fs::write(tmp.path().join(name), bytes).unwrap();
+    }
+    let before = matching(tmp.path());
+    let mut w = IndexWriter::open(tmp.path(), WriterConfig::default()).unwrap();
+    w.merge(1).unwrap();
+    drop(w);
+    assert_eq!(matching(tmp.path()), before);
+    let r = quarry::check::check_index(tmp.path()).unwrap();
+    assert!(r.is_clean(), "{:?}", r.problems);
+    assert_eq!(r.structures.segment_versions, [0, 1]);
 }
 
 // ---------------------------------------------------------------------------
@@ -172,7 +317,7 @@ fn golden_v1_index_reads_and_rebuilds_identically() {
 // ---------------------------------------------------------------------------
 
 fn blocks_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/v1-blocks")
+    golden("v1-blocks")
 }
 
 /// A 5000-document segment and a 300-document one, with deletions. "common"
@@ -296,11 +441,11 @@ fn blocks_results(dir: &Path) -> String {
     out
 }
 
-/// Regenerates a golden directory from `build` when asked to, then checks
-/// the committed files answer with the recorded results and that a fresh
-/// build writes the same bytes.
-fn golden_round_trip(golden: &Path, build: fn(&Path), results: fn(&Path) -> String) {
-    if std::env::var_os("QUARRY_UPDATE_GOLDEN").is_some() {
+/// Checks the committed files answer with the recorded results; for a set
+/// of the current version, regenerates it from `build` when asked to and
+/// checks that a fresh build writes the same bytes.
+fn golden_round_trip(golden: &Path, set: Set, build: fn(&Path), results: fn(&Path) -> String) {
+    if set == Set::Current && std::env::var_os("QUARRY_UPDATE_GOLDEN").is_some() {
         let _ = std::fs::remove_dir_all(golden);
         build(golden);
         let _ = std::fs::remove_file(golden.join("LOCK"));
@@ -313,6 +458,9 @@ fn golden_round_trip(golden: &Path, build: fn(&Path), results: fn(&Path) -> Stri
     }
     let expected = std::fs::read_to_string(golden.join("expected.txt")).unwrap();
     assert_eq!(results(tmp.path()), expected);
+    if set == Set::Frozen {
+        return;
+    }
     let rebuilt = tempfile::tempdir().unwrap();
     build(rebuilt.path());
     let a = index_files(golden);
@@ -332,7 +480,7 @@ fn golden_round_trip(golden: &Path, build: fn(&Path), results: fn(&Path) -> Stri
 #[test]
 fn golden_v1_blocks_pin_packed_blocks_skips_impacts_and_ord_widths() {
     let golden = blocks_dir();
-    golden_round_trip(&golden, build_blocks, blocks_results);
+    golden_round_trip(&golden, Set::Frozen, build_blocks, blocks_results);
     let r = quarry::check::check_index(&golden).unwrap();
     assert!(r.is_clean(), "{:?}", r.problems);
     assert_eq!((r.segments, r.documents), (2, 5300));
@@ -354,7 +502,7 @@ fn golden_v1_blocks_pin_packed_blocks_skips_impacts_and_ord_widths() {
 // ---------------------------------------------------------------------------
 
 fn ord32_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/v1-ord32")
+    golden("v1-ord32")
 }
 
 /// One segment of 65,600 documents, each with the word "x" and one of as
@@ -423,18 +571,16 @@ fn ord32_results(dir: &Path) -> String {
 #[test]
 fn golden_v1_ord32_pins_the_widest_ord_width() {
     let golden = ord32_dir();
-    golden_round_trip(&golden, build_ord32, ord32_results);
+    golden_round_trip(&golden, Set::Frozen, build_ord32, ord32_results);
     let r = quarry::check::check_index(&golden).unwrap();
     assert!(r.is_clean(), "{:?}", r.problems);
     assert_eq!(r.structures.ord_widths, [32]);
 }
 
-fn damaged_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/v1-damaged")
-}
-
 /// Each case: its directory name (its expected outcome first), the golden
-/// file it replaces, and how it is damaged.
+/// file it replaces, and how it is damaged. The version stamps are one past
+/// the version written (`FORMAT_VERSION + 1`, and 9 for tombstones). The
+/// `v1-damaged` set was made by the same cases with version 1 current.
 #[allow(clippy::type_complexity)]
 const DAMAGES: &[(&str, &str, fn(&mut Vec<u8>))] = &[
     (
@@ -479,7 +625,7 @@ const DAMAGES: &[(&str, &str, fn(&mut Vec<u8>))] = &[
         "unsupported-segment-version",
         "seg-0000000000000002.qsg",
         |b| {
-            b[4] = 2;
+            b[4] = quarry::format::FORMAT_VERSION as u8 + 1;
             common::fix_crc(b)
         },
     ),
@@ -487,7 +633,7 @@ const DAMAGES: &[(&str, &str, fn(&mut Vec<u8>))] = &[
         "unsupported-manifest-version",
         "manifest-0000000000000006.qmf",
         |b| {
-            b[4] = 2;
+            b[4] = quarry::format::FORMAT_VERSION as u8 + 1;
             common::fix_crc(b)
         },
     ),
@@ -501,47 +647,91 @@ const DAMAGES: &[(&str, &str, fn(&mut Vec<u8>))] = &[
     ),
 ];
 
+/// What a damaged case must do.
+enum Outcome {
+    /// `Corrupt` naming the file.
+    Corrupt,
+    /// `UnsupportedVersion` naming the file.
+    Unsupported,
+    /// Open and answer with `expected.txt` of the set it lies over.
+    Reads,
+}
+
+/// Lays each damaged file of `damaged` over a copy of the golden set
+/// `base` and checks its outcome: by its name's first word, unless
+/// `outcome` says otherwise.
+fn damaged_files_give_their_errors(
+    base: &Path,
+    damaged: &Path,
+    outcome: impl Fn(&str) -> Option<Outcome>,
+) {
+    let mut seen = 0;
+    for e in std::fs::read_dir(damaged).unwrap() {
+        let case = e.unwrap().path();
+        let tmp = tempfile::tempdir().unwrap();
+        for (name, bytes) in index_files(base) {
+            std::fs::write(tmp.path().join(name), bytes).unwrap();
+        }
+        let mut files = Vec::new();
+        for f in std::fs::read_dir(&case).unwrap() {
+            let f = f.unwrap();
+            std::fs::copy(f.path(), tmp.path().join(f.file_name())).unwrap();
+            files.push(tmp.path().join(f.file_name()));
+        }
+        assert_eq!(files.len(), 1, "{}", case.display());
+        let name = case.file_name().unwrap().to_str().unwrap();
+        let expect = outcome(name).unwrap_or(match name.split('-').next() {
+            Some("corrupt") => Outcome::Corrupt,
+            Some("unsupported") => Outcome::Unsupported,
+            _ => panic!("{name}: no outcome"),
+        });
+        seen += 1;
+        if let Outcome::Reads = expect {
+            let expected = std::fs::read_to_string(base.join("expected.txt")).unwrap();
+            assert_eq!(results(tmp.path()), expected, "{name}");
+            continue;
+        }
+        let err = Searcher::open(tmp.path()).expect_err(name);
+        let path = match (&err, expect) {
+            (Error::Corrupt { path, .. }, Outcome::Corrupt) => path,
+            (Error::UnsupportedVersion { path, .. }, Outcome::Unsupported) => path,
+            _ => panic!("{name}: unexpected error {err}"),
+        };
+        assert_eq!(path, &files[0], "{name}: {err}");
+        let r = quarry::check::check_index(tmp.path()).unwrap();
+        assert!(
+            r.problems.iter().any(|p| p.file == files[0]),
+            "{name}: {:?}",
+            r.problems
+        );
+    }
+    assert_eq!(seen, DAMAGES.len());
+}
+
 #[test]
 fn golden_v1_damaged_files_give_their_errors_naming_the_file() {
-    let root = damaged_dir();
+    // Two cases stamp version 2 on version-1 files, which was newer than
+    // any version when they were made. This build reads version 2: the
+    // segment's version-1 dictionary is then no version-2 dictionary, and
+    // the manifest's layout is the same in both versions, so it reads.
+    damaged_files_give_their_errors(&golden_dir(), &golden("v1-damaged"), |name| match name {
+        "unsupported-segment-version" => Some(Outcome::Corrupt),
+        "unsupported-manifest-version" => Some(Outcome::Reads),
+        _ => None,
+    });
+}
+
+#[test]
+fn golden_v2_damaged_files_give_their_errors_naming_the_file() {
+    let root = golden("v2-damaged");
     if std::env::var_os("QUARRY_UPDATE_GOLDEN").is_some() {
         let _ = std::fs::remove_dir_all(&root);
         for (case, file, damage) in DAMAGES {
-            let mut b = std::fs::read(golden_dir().join(file)).unwrap();
+            let mut b = std::fs::read(golden("v2").join(file)).unwrap();
             damage(&mut b);
             std::fs::create_dir_all(root.join(case)).unwrap();
             std::fs::write(root.join(case).join(file), b).unwrap();
         }
     }
-    let mut seen = 0;
-    for e in std::fs::read_dir(&root).unwrap() {
-        let case = e.unwrap().path();
-        let tmp = tempfile::tempdir().unwrap();
-        for (name, bytes) in index_files(&golden_dir()) {
-            std::fs::write(tmp.path().join(name), bytes).unwrap();
-        }
-        let mut damaged = Vec::new();
-        for f in std::fs::read_dir(&case).unwrap() {
-            let f = f.unwrap();
-            std::fs::copy(f.path(), tmp.path().join(f.file_name())).unwrap();
-            damaged.push(tmp.path().join(f.file_name()));
-        }
-        assert_eq!(damaged.len(), 1, "{}", case.display());
-        let name = case.file_name().unwrap().to_str().unwrap();
-        let err = Searcher::open(tmp.path()).expect_err(name);
-        let path = match (&err, name.split('-').next()) {
-            (Error::Corrupt { path, .. }, Some("corrupt")) => path,
-            (Error::UnsupportedVersion { path, .. }, Some("unsupported")) => path,
-            _ => panic!("{name}: unexpected error {err}"),
-        };
-        assert_eq!(path, &damaged[0], "{name}: {err}");
-        let r = quarry::check::check_index(tmp.path()).unwrap();
-        assert!(
-            r.problems.iter().any(|p| p.file == damaged[0]),
-            "{name}: {:?}",
-            r.problems
-        );
-        seen += 1;
-    }
-    assert_eq!(seen, DAMAGES.len());
+    damaged_files_give_their_errors(&golden("v2"), &root, |_| None);
 }

@@ -37,7 +37,8 @@ pub const QUARRY_FIELD_I64: quarry_field_type = 3;
 pub const QUARRY_FIELD_F64: quarry_field_type = 4;
 
 /// Field options: a bitwise OR of `QUARRY_FIELD_STORED`,
-/// `QUARRY_FIELD_INDEXED` and `QUARRY_FIELD_SORTABLE` (0 for none).
+/// `QUARRY_FIELD_INDEXED`, `QUARRY_FIELD_SORTABLE` and
+/// `QUARRY_FIELD_NO_POSITIONS` (0 for none).
 pub type quarry_field_flags = u32;
 /// Field option bit: the original value is kept and returned with hits.
 pub const QUARRY_FIELD_STORED: quarry_field_flags = 1;
@@ -46,6 +47,9 @@ pub const QUARRY_FIELD_STORED: quarry_field_flags = 1;
 pub const QUARRY_FIELD_INDEXED: quarry_field_flags = 2;
 /// Field option bit: the value can be sorted on.
 pub const QUARRY_FIELD_SORTABLE: quarry_field_flags = 4;
+/// Do not index the token positions of this text field (they are on by
+/// default for text fields; other types have none).
+pub const QUARRY_FIELD_NO_POSITIONS: quarry_field_flags = 8;
 
 pub(crate) fn field_type_from_c(ty: quarry_field_type) -> Result<FieldType, Failure> {
     match ty {
@@ -113,12 +117,13 @@ pub unsafe extern "C" fn quarry_schema_from_json(
 /// `name` is `name_len` bytes of UTF-8 (1 to 255 bytes, unique in the
 /// schema). `field_type` is a `QUARRY_FIELD_*` type; `flags` is a
 /// bitwise OR of `QUARRY_FIELD_STORED`, `QUARRY_FIELD_INDEXED`,
-/// `QUARRY_FIELD_SORTABLE` (0 for none).
+/// `QUARRY_FIELD_SORTABLE`, `QUARRY_FIELD_NO_POSITIONS` (0 for none).
 ///
 /// Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_INVALID_UTF8`,
 /// `QUARRY_INVALID_ARGUMENT` (unknown type or flag bit), `QUARRY_SCHEMA`
 /// (empty, too long or duplicate name; a sortable text field; an indexed f64
-/// field). On error the schema is unchanged.
+/// field; `QUARRY_FIELD_NO_POSITIONS` on a field that is not text). On
+/// error the schema is unchanged.
 ///
 /// # Safety
 /// `schema` is NULL or a live schema not used by another thread during the
@@ -137,9 +142,19 @@ pub unsafe extern "C" fn quarry_schema_add_field(
         // SAFETY: the caller guarantees `name` is readable for `name_len` bytes.
         let name = unsafe { str_arg(name, name_len, "name") }?;
         let ty = field_type_from_c(field_type)?;
-        let flags = FieldFlags::from_bits(flags)
+        let no_positions = flags & QUARRY_FIELD_NO_POSITIONS != 0;
+        let flags = FieldFlags::from_bits(flags & !QUARRY_FIELD_NO_POSITIONS)
             .ok_or_else(|| Failure::invalid(format!("unknown field flag bits in {flags:#x}")))?;
-        schema.add_field(name, ty, flags)?;
+        if no_positions && ty != FieldType::Text {
+            return Err(crate::Error::Schema(format!(
+                "field {name:?}: only text fields have positions"
+            ))
+            .into());
+        }
+        let id = schema.add_field(name, ty, flags)?;
+        if no_positions {
+            schema.set_positions(id, false)?;
+        }
         Ok(())
     })
 }

@@ -13,6 +13,9 @@ use crate::schema::{FieldFlags, FieldType, Schema};
 pub const MAGIC: &[u8; 4] = b"QMAN";
 /// Magic of a tombstone file.
 pub const DEL_MAGIC: &[u8; 4] = b"QDEL";
+/// Field flag bit of a manifest: the text field's positions are indexed
+/// (never set in version 1, whose text fields have none).
+const POSITIONS_FLAG: u8 = 8;
 /// Name of the writer's lock file.
 pub const LOCK_FILE: &str = "LOCK";
 
@@ -89,7 +92,7 @@ impl Manifest {
         out.extend_from_slice(&(fields.len() as u16).to_le_bytes());
         for f in fields {
             out.push(f.ty.code());
-            out.push(f.flags.bits() as u8);
+            out.push(f.flags.bits() as u8 | if f.positions { POSITIONS_FLAG } else { 0 });
             out.push(f.name.len() as u8);
             out.extend_from_slice(f.name.as_bytes());
         }
@@ -107,7 +110,7 @@ impl Manifest {
 
     /// Decodes a manifest file.
     pub fn decode(path: &Path, bytes: &[u8]) -> Result<Manifest> {
-        let body = super::check_file(path, bytes, MAGIC)?;
+        let (_, body) = super::check_file(path, bytes, MAGIC)?;
         let mut r = super::Reader::new(path, body);
         let generation = r.u64()?;
         let next_segment_id = r.u64()?;
@@ -119,11 +122,17 @@ impl Manifest {
             let name = r.short_str()?;
             let ty = FieldType::from_code(ty)
                 .ok_or_else(|| r.err(format!("unknown field type {ty}")))?;
-            let flags = FieldFlags::from_bits(u32::from(flags))
+            let positions = flags & POSITIONS_FLAG != 0;
+            let flags = FieldFlags::from_bits(u32::from(flags & !POSITIONS_FLAG))
                 .ok_or_else(|| r.err(format!("unknown field flags {flags:#x}")))?;
-            schema
+            let id = schema
                 .add_field(name, ty, flags)
                 .map_err(|e| r.err(format!("bad schema: {e}")))?;
+            if ty == FieldType::Text || positions {
+                schema
+                    .set_positions(id, positions)
+                    .map_err(|e| r.err(format!("bad schema: {e}")))?;
+            }
         }
         let nseg = r.u32()? as usize;
         if nseg > r.remaining() / 32 {
@@ -171,7 +180,7 @@ pub fn encode_tombstones(bits: &[u64], doc_count: u32) -> Vec<u8> {
 
 /// Decodes a tombstone file into its bit words and deleted count.
 pub fn decode_tombstones(path: &Path, bytes: &[u8], doc_count: u32) -> Result<(Vec<u64>, u32)> {
-    let body = super::check_file(path, bytes, DEL_MAGIC)?;
+    let (_, body) = super::check_file(path, bytes, DEL_MAGIC)?;
     let mut r = super::Reader::new(path, body);
     let n = r.u32()?;
     let del = r.u32()?;

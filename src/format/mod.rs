@@ -6,23 +6,32 @@
 //! are the one place where each is encoded and decoded:
 //!
 //! - [`postings`]: posting blocks, skip entries and impacts;
+//! - [`positions`]: token positions, stored apart from the postings;
 //! - [`norms`]: the SmallFloat length byte;
 //! - [`ords`]: packed ord arrays for sortable fields;
 //! - [`segment`]: the segment file's sections;
+//! - [`terms`]: the term dictionary of both versions;
 //! - [`manifest`]: the commit manifest and tombstone files.
 
 pub mod manifest;
 pub mod norms;
 pub mod ords;
+pub mod positions;
 pub mod postings;
 pub mod segment;
+pub mod terms;
 
 use std::path::Path;
 
 use crate::error::{Error, Result};
 
-/// The format version this build writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
+/// The format version this build writes.
+pub const FORMAT_VERSION: u32 = 2;
+
+/// The oldest format version this build reads: a file of any version in
+/// `MIN_READ_VERSION..=FORMAT_VERSION` opens (segments dispatch on it; the
+/// manifest and tombstone layouts are the same in both).
+pub const MIN_READ_VERSION: u32 = 1;
 
 /// Bytes of the common header (magic + version).
 pub const HEADER_LEN: usize = 8;
@@ -41,9 +50,9 @@ pub fn write_footer(out: &mut Vec<u8>) {
     out.extend_from_slice(&crc.to_le_bytes());
 }
 
-/// Checks magic, version and checksum of a whole file and returns its body
-/// (the bytes between header and footer).
-pub fn check_file<'a>(path: &Path, bytes: &'a [u8], magic: &[u8; 4]) -> Result<&'a [u8]> {
+/// Checks magic, version and checksum of a whole file and returns its
+/// version and body (the bytes between header and footer).
+pub fn check_file<'a>(path: &Path, bytes: &'a [u8], magic: &[u8; 4]) -> Result<(u32, &'a [u8])> {
     if bytes.len() < HEADER_LEN + FOOTER_LEN {
         return Err(Error::corrupt(
             path,
@@ -67,7 +76,7 @@ pub fn check_file<'a>(path: &Path, bytes: &'a [u8], magic: &[u8; 4]) -> Result<&
     let (content, footer) = bytes.split_at(bytes.len() - FOOTER_LEN);
     let stored = u32::from_le_bytes(footer.try_into().expect("4 bytes"));
     let actual = crc32fast::hash(content);
-    if version != FORMAT_VERSION {
+    if !(MIN_READ_VERSION..=FORMAT_VERSION).contains(&version) {
         // A checksum that matches means the file is intact but newer (or older).
         if stored == actual {
             return Err(Error::UnsupportedVersion {
@@ -84,7 +93,7 @@ pub fn check_file<'a>(path: &Path, bytes: &'a [u8], magic: &[u8; 4]) -> Result<&
             format!("checksum mismatch (stored {stored:08x}, computed {actual:08x})"),
         ));
     }
-    Ok(&content[HEADER_LEN..])
+    Ok((version, &content[HEADER_LEN..]))
 }
 
 /// Appends `v` as a LEB128 varint.
@@ -267,7 +276,10 @@ mod tests {
         write_header(&mut f, b"TEST");
         f.extend_from_slice(b"body");
         write_footer(&mut f);
-        assert_eq!(check_file(p, &f, b"TEST").unwrap(), b"body");
+        assert_eq!(
+            check_file(p, &f, b"TEST").unwrap(),
+            (FORMAT_VERSION, &b"body"[..])
+        );
         assert!(matches!(
             check_file(p, &f, b"XXXX"),
             Err(Error::Corrupt { .. })

@@ -31,6 +31,9 @@ pub const SECTION_NORMS: u32 = 4;
 pub const SECTION_STORED: u32 = 5;
 /// Section: ord arrays of sortable fields.
 pub const SECTION_SORT: u32 = 6;
+/// Section: token positions, one region per term of a field with
+/// positions, in term order (version 2 on).
+pub const SECTION_POSITIONS: u32 = 7;
 
 /// Human-readable name of a section kind (for `quarry stats`).
 pub fn section_name(kind: u32) -> &'static str {
@@ -41,6 +44,7 @@ pub fn section_name(kind: u32) -> &'static str {
         SECTION_NORMS => "norms",
         SECTION_STORED => "stored",
         SECTION_SORT => "sort",
+        SECTION_POSITIONS => "positions",
         _ => "unknown",
     }
 }

@@ -363,8 +363,8 @@ impl Compiler<'_> {
             let mut seg_infos = Vec::with_capacity((hi - lo) as usize);
             for i in lo..hi {
                 let (key, info) = s.reader.term_at(field, i)?;
-                if !keys.contains(key) {
-                    keys.insert(key.to_vec());
+                if !keys.contains(&key) {
+                    keys.insert(key);
                     if keys.len() > limit {
                         return Err(too_many());
                     }
@@ -397,7 +397,7 @@ fn dict_partition(
 ) -> Result<u32> {
     while lo < hi {
         let mid = lo + (hi - lo) / 2;
-        if pred(r.term_at(field, mid)?.0) {
+        if pred(&r.term_at(field, mid)?.0) {
             lo = mid + 1;
         } else {
             hi = mid;

@@ -8,5 +8,5 @@ mod segment;
 mod snapshot;
 
 pub use backing::ReadMode;
-pub use segment::{SegmentReader, SortColumn, StoredCache, TermInfo};
+pub use segment::{SegmentReader, SortColumn, StoredCache, TermInfo, Terms};
 pub use snapshot::{LiveSegment, Snapshot, latest_manifest};

@@ -5,7 +5,9 @@ use std::sync::OnceLock;
 
 use crate::document::Value;
 use crate::error::{Error, Result};
+use crate::format::positions::Positions;
 use crate::format::postings::{BadPostings, Postings};
+use crate::format::terms::{BadTerms, TermCursor, TermDict, TermEntry};
 use crate::format::{self, Reader, ords, segment};
 use crate::read::backing::{Backing, ReadMode};
 use crate::schema::{FieldId, FieldType, Schema};
@@ -17,12 +19,43 @@ pub struct TermInfo {
     pub df: u32,
     post_off: usize,
     post_end: usize,
+    positions: Option<(usize, usize)>,
 }
 
 impl TermInfo {
     /// Bytes of the term's postings region (up to the next term's).
     pub fn region_len(&self) -> usize {
         self.post_end - self.post_off
+    }
+
+    /// The term's positions region (start, end) within the positions
+    /// section, for a field with positions.
+    pub fn positions_region(&self) -> Option<(usize, usize)> {
+        self.positions
+    }
+
+    /// Offset of the term's postings region within the postings section.
+    pub fn post_off(&self) -> usize {
+        self.post_off
+    }
+}
+
+/// A field's terms in key order, from [`SegmentReader::terms`].
+pub struct Terms<'a> {
+    seg: &'a SegmentReader,
+    cursor: TermCursor<'a, 'a>,
+}
+
+impl Terms<'_> {
+    /// The next term's key and postings info, `None` after the last; a
+    /// malformed dictionary is `Corrupt`.
+    pub fn advance(&mut self) -> Result<Option<(&[u8], TermInfo)>> {
+        let seg = self.seg;
+        match self.cursor.advance() {
+            Ok(Some((key, e))) => Ok(Some((key, seg.info(e)?))),
+            Ok(None) => Ok(None),
+            Err(e) => Err(seg.bad_terms(e)),
+        }
     }
 }
 
@@ -169,17 +202,12 @@ pub struct SegmentReader {
     /// Byte ranges of the sections within `map`.
     terms: (usize, usize),
     postings: (usize, usize),
+    positions: (usize, usize),
     stored: (usize, usize),
-    /// Per schema field: range of its entries in the term table.
-    term_ranges: Vec<(u32, u32)>,
-    /// Per schema field: the [`key_prefix`] of every
-    /// [`TERM_INDEX_STRIDE`]-th key of its range, so that a lookup
-    /// binary-searches integers in memory before it reads keys.
-    term_index: Vec<Vec<u64>>,
-    entries_off: usize,
-    nterms: u32,
-    keys_off: usize,
-    keys_len: usize,
+    /// The format version of the file.
+    version: u32,
+    /// The term dictionary, parsed (with its in-memory key sample).
+    dict: TermDict,
     /// Per schema field: offset of its norms in `map`.
     norms: Vec<Option<usize>>,
     /// Per schema field: its sort column (offsets into `map`).
@@ -208,18 +236,6 @@ impl std::fmt::Debug for SegmentReader {
     }
 }
 
-/// Keys per sample of a field's in-memory term index.
-const TERM_INDEX_STRIDE: usize = 32;
-
-/// The first eight bytes of `key`, zero-padded, as a big-endian integer:
-/// integer order agrees with key order wherever two prefixes differ.
-fn key_prefix(key: &[u8]) -> u64 {
-    let mut b = [0u8; 8];
-    let n = key.len().min(8);
-    b[..n].copy_from_slice(&key[..n]);
-    u64::from_be_bytes(b)
-}
-
 impl SegmentReader {
     /// Opens the segment file at `path` in `mode` and checks it against
     /// `schema` and `file_len`, the length its manifest entry records (a
@@ -236,7 +252,7 @@ impl SegmentReader {
 
     fn parse(path: PathBuf, map: Backing, schema: &Schema) -> Result<SegmentReader> {
         let bytes: &[u8] = &map;
-        format::check_file(&path, bytes, segment::MAGIC)?;
+        let (version, _) = format::check_file(&path, bytes, segment::MAGIC)?;
         let end = bytes.len() - format::FOOTER_LEN;
         let corrupt = |d: String| Error::corrupt(&path, d);
         let dir_off = u64::from_le_bytes(bytes[end - 8..end].try_into().expect("8"));
@@ -285,25 +301,20 @@ impl SegmentReader {
         // Terms.
         let terms = sec(segment::SECTION_TERMS)?;
         let postings = sec(segment::SECTION_POSTINGS)?;
-        let mut r = Reader::new(&path, &bytes[terms.0..terms.1]);
-        if r.u16()? as usize != nfields {
-            return Err(r.err("term table field count disagrees with schema"));
-        }
-        let mut term_ranges = Vec::with_capacity(nfields);
-        for _ in 0..nfields {
-            term_ranges.push((r.u32()?, r.u32()?));
-        }
-        let nterms = r.u32()?;
-        for &(first, cnt) in &term_ranges {
-            if u64::from(first) + u64::from(cnt) > u64::from(nterms) {
-                return Err(r.err("field term range out of range"));
-            }
-        }
-        let entries_off = terms.0 + r.pos();
-        r.bytes(nterms as usize * segment::TERM_ENTRY)?;
-        let keys_len = r.u32()? as usize;
-        let keys_off = terms.0 + r.pos();
-        r.bytes(keys_len)?;
+        // Version 1 has no positions section.
+        let positions = if version >= 2 {
+            sec(segment::SECTION_POSITIONS)?
+        } else {
+            (0, 0)
+        };
+        let dict = TermDict::parse(
+            version,
+            &bytes[terms.0..terms.1],
+            nfields,
+            postings.1 - postings.0,
+            positions.1 - positions.0,
+        )
+        .map_err(|e| corrupt(e.0))?;
 
         // Norms.
         let (n0, n1) = sec(segment::SECTION_NORMS)?;
@@ -352,35 +363,21 @@ impl SegmentReader {
             }
         }
 
-        let mut reader = SegmentReader {
+        Ok(SegmentReader {
             path,
             map,
             doc_count,
             total_tokens,
             terms,
             postings,
+            positions,
             stored,
-            term_ranges,
-            term_index: Vec::new(),
-            entries_off,
-            nterms,
-            keys_off,
-            keys_len,
+            version,
+            dict,
             norms,
             decoded_keys: sort.iter().map(|_| OnceLock::new()).collect(),
             sort,
-        };
-        reader.term_index = reader
-            .term_ranges
-            .iter()
-            .map(|&(first, count)| {
-                (first..first + count)
-                    .step_by(TERM_INDEX_STRIDE)
-                    .map(|i| reader.key(i).map(key_prefix))
-                    .collect::<Result<Vec<u64>>>()
-            })
-            .collect::<Result<_>>()?;
-        Ok(reader)
+        })
     }
 
     fn parse_sort_column(
@@ -514,108 +511,138 @@ impl SegmentReader {
             ("norms", norms),
             ("stored", self.stored.1 - self.stored.0),
             ("sort", sort),
+            ("positions", self.positions.1 - self.positions.0),
         ]
     }
 
-    fn entry(&self, i: u32) -> (usize, u32, usize) {
-        let at = self.entries_off + i as usize * segment::TERM_ENTRY;
-        let e = &self.map[at..at + segment::TERM_ENTRY];
-        (
-            u32::from_le_bytes(e[0..4].try_into().expect("4")) as usize,
-            u32::from_le_bytes(e[4..8].try_into().expect("4")),
-            u64::from_le_bytes(e[8..16].try_into().expect("8")) as usize,
-        )
+    /// Bytes of the positions section (0 in a version-1 segment).
+    pub fn positions_len(&self) -> usize {
+        self.positions.1 - self.positions.0
     }
 
-    fn key(&self, i: u32) -> Result<&[u8]> {
-        let start = self.entry(i).0;
-        let end = if i + 1 < self.nterms {
-            self.entry(i + 1).0
-        } else {
-            self.keys_len
-        };
-        if start > end || end > self.keys_len {
-            return Err(Error::corrupt(
-                &self.path,
-                format!("term key {i} out of range"),
-            ));
-        }
-        Ok(&self.map[self.keys_off + start..self.keys_off + end])
+    /// Bytes of the postings section.
+    pub fn postings_len(&self) -> usize {
+        self.postings.1 - self.postings.0
     }
 
-    fn info(&self, i: u32) -> Result<TermInfo> {
-        let (_, df, post_off) = self.entry(i);
-        let post_end = if i + 1 < self.nterms {
-            self.entry(i + 1).2
-        } else {
-            self.postings.1 - self.postings.0
-        };
-        if post_off > post_end
-            || post_end > self.postings.1 - self.postings.0
-            || df == 0
-            || df > self.doc_count
-        {
+    /// The segment file's format version.
+    pub fn format_version(&self) -> u32 {
+        self.version
+    }
+
+    /// Front-coded dictionary blocks of a field (0 in a version-1 segment).
+    pub fn num_term_blocks(&self, field: FieldId) -> u32 {
+        self.dict.num_blocks(field.0 as usize)
+    }
+
+    fn terms_bytes(&self) -> &[u8] {
+        &self.map[self.terms.0..self.terms.1]
+    }
+
+    /// A dictionary entry as a [`TermInfo`], its frequency checked against
+    /// the segment's documents.
+    fn info(&self, e: TermEntry) -> Result<TermInfo> {
+        if e.df > self.doc_count {
             return Err(Error::corrupt(
                 &self.path,
-                format!("term entry {i} out of range"),
+                format!(
+                    "a term's document frequency {} exceeds the segment's {} documents",
+                    e.df, self.doc_count
+                ),
             ));
         }
         Ok(TermInfo {
-            df,
-            post_off,
-            post_end,
+            df: e.df,
+            post_off: e.post_off,
+            post_end: e.post_end,
+            positions: e.positions,
         })
+    }
+
+    fn bad_terms(&self, e: BadTerms) -> Error {
+        Error::corrupt(&self.path, e.0)
     }
 
     /// Looks up a term's key in a field's dictionary.
     pub fn term(&self, field: FieldId, key: &[u8]) -> Result<Option<TermInfo>> {
-        let Some(&(first, count)) = self.term_ranges.get(field.0 as usize) else {
-            return Ok(None);
-        };
-        // Narrow by the in-memory prefixes first: prefixes never decrease
-        // with the key, so a sample whose prefix is below the key's is a
-        // key below it, and one above is a key above it.
-        let index = &self.term_index[field.0 as usize];
-        let p = key_prefix(key);
-        let below = index.partition_point(|&s| s < p);
-        let not_above = index.partition_point(|&s| s <= p);
-        let stride = TERM_INDEX_STRIDE as u32;
-        let mut lo = match below {
-            0 => first,
-            k => first + (k as u32 - 1) * stride + 1,
-        };
-        let mut hi = if not_above < index.len() {
-            first + not_above as u32 * stride
-        } else {
-            first + count
-        };
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            match self.key(mid)?.cmp(key) {
-                std::cmp::Ordering::Less => lo = mid + 1,
-                std::cmp::Ordering::Greater => hi = mid,
-                std::cmp::Ordering::Equal => return self.info(mid).map(Some),
-            }
+        match self.dict.lookup(self.terms_bytes(), field.0 as usize, key) {
+            Ok(Some(e)) => self.info(e).map(Some),
+            Ok(None) => Ok(None),
+            Err(e) => Err(self.bad_terms(e)),
         }
-        Ok(None)
     }
 
     /// Number of distinct terms of a field.
     pub fn num_terms(&self, field: FieldId) -> u32 {
-        self.term_ranges.get(field.0 as usize).map_or(0, |r| r.1)
+        self.dict.num_terms(field.0 as usize)
     }
 
-    /// The `i`-th term (in key order) of a field: its key and postings info.
-    pub fn term_at(&self, field: FieldId, i: u32) -> Result<(&[u8], TermInfo)> {
-        let (first, count) = self.term_ranges[field.0 as usize];
-        assert!(i < count, "term index out of range");
-        Ok((self.key(first + i)?, self.info(first + i)?))
+    /// A field's terms in key order (what merging and checking walk):
+    /// each version-2 dictionary block is decoded once.
+    pub fn terms(&self, field: FieldId) -> Terms<'_> {
+        self.terms_from(field, 0)
+    }
+
+    fn terms_from(&self, field: FieldId, from: u32) -> Terms<'_> {
+        Terms {
+            seg: self,
+            cursor: self.dict.cursor(self.terms_bytes(), field.0 as usize, from),
+        }
+    }
+
+    /// The `i`-th term (in key order) of a field: its key and postings
+    /// info. In a version-2 segment this decodes the term's dictionary
+    /// block up to it; to walk a field's terms use [`Self::terms`].
+    pub fn term_at(&self, field: FieldId, i: u32) -> Result<(Vec<u8>, TermInfo)> {
+        assert!(i < self.num_terms(field), "term index out of range");
+        let mut t = self.terms_from(field, i);
+        let (key, info) = t.advance()?.expect("the term exists");
+        Ok((key.to_vec(), info))
     }
 
     /// The postings of a term found by [`Self::term`].
     pub fn postings(&self, info: &TermInfo) -> Result<Postings<'_>> {
         let region = &self.map[self.postings.0 + info.post_off..self.postings.0 + info.post_end];
         Postings::parse(region, info.df, self.doc_count).map_err(|e| self.bad(e))
+    }
+
+    /// The token positions of a term found by [`Self::term`] (or walked
+    /// by [`Self::terms`]), `None` for a field without positions (and in
+    /// a version-1 segment). Posting `i` of the term's list is posting
+    /// `i % BLOCK_LEN` of block `i / BLOCK_LEN`; with the block's
+    /// frequencies (`Postings::decode_docs` gives a tail's,
+    /// `Postings::decode_tfs` a packed block's),
+    /// [`Positions::read`](crate::format::positions::Positions::read)
+    /// reads that posting's positions without decoding other blocks':
+    ///
+    /// ```no_run
+    /// # fn f(seg: &quarry::read::SegmentReader, field: quarry::FieldId) -> quarry::Result<()> {
+    /// use quarry::format::postings::BLOCK_LEN;
+    /// let info = seg.term(field, b"fox")?.expect("a term of the segment");
+    /// let list = seg.postings(&info)?;
+    /// let positions = seg.positions(&info)?.expect("a field with positions");
+    /// let (mut docs, mut tfs) = ([0u32; BLOCK_LEN], [0u32; BLOCK_LEN]);
+    /// let mut out = Vec::new();
+    /// for b in 0..list.num_blocks() {
+    ///     let n = list.decode_docs(b, &mut docs, &mut tfs).map_err(|e| seg.bad(e))?;
+    ///     if list.is_packed(b) {
+    ///         list.decode_tfs(b, &mut tfs).map_err(|e| seg.bad(e))?;
+    ///     }
+    ///     for i in 0..n {
+    ///         positions.read(b, i, &tfs[..n], &mut out).map_err(|e| seg.bad(e))?;
+    ///         // `out`: the ascending token positions of "fox" in docs[i].
+    ///     }
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn positions(&self, info: &TermInfo) -> Result<Option<Positions<'_>>> {
+        let Some((a, e)) = info.positions else {
+            return Ok(None);
+        };
+        let region = &self.map[self.positions.0 + a..self.positions.0 + e];
+        Positions::parse(region, info.df)
+            .map(Some)
+            .map_err(|e| self.bad(e))
     }
 
     /// A `Corrupt` error for a postings problem in this segment.

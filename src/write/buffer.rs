@@ -17,6 +17,8 @@ use crate::write::segment_writer::{SegmentParts, SegmentWriter, SortValues};
 struct TermPostings {
     docs: Vec<u32>,
     tfs: Vec<u32>,
+    /// Each posting's positions, posting after posting (fields with positions).
+    positions: Vec<u32>,
 }
 
 #[derive(Default)]
@@ -26,18 +28,19 @@ struct TermTable {
 }
 
 impl TermTable {
-    /// Records one occurrence of `key` in `doc`; returns bytes newly used.
+    /// Records one occurrence of `key` in `doc` (at token `position` of
+    /// the field, for a field with positions); returns bytes newly used.
     #[inline]
-    fn add(&mut self, key: &[u8], doc: u32) -> usize {
-        if let Some(&id) = self.ids.get(key) {
+    fn add(&mut self, key: &[u8], doc: u32, position: Option<u32>) -> usize {
+        let (p, used) = if let Some(&id) = self.ids.get(key) {
             let p = &mut self.postings[id as usize];
             if p.docs.last() == Some(&doc) {
                 *p.tfs.last_mut().expect("tfs parallel to docs") += 1;
-                0
+                (p, 0)
             } else {
                 p.docs.push(doc);
                 p.tfs.push(1);
-                8
+                (p, 8)
             }
         } else {
             let id = self.postings.len() as u32;
@@ -45,8 +48,19 @@ impl TermTable {
             self.postings.push(TermPostings {
                 docs: vec![doc],
                 tfs: vec![1],
+                positions: Vec::new(),
             });
-            key.len() + 96
+            (
+                self.postings.last_mut().expect("just pushed"),
+                key.len() + 120,
+            )
+        };
+        match position {
+            Some(x) => {
+                p.positions.push(x);
+                used + 4
+            }
+            None => used,
         }
     }
 }
@@ -156,20 +170,24 @@ impl SegmentBuffer {
                 }
                 match (def.ty, value) {
                     (FieldType::Text, Value::Str(text)) => {
+                        // Positions count tokens across the field's values,
+                        // as its length does.
                         let table = f.terms.as_mut().expect("text fields are indexed");
+                        let positions = def.positions;
                         analysis::tokenize(text, &mut self.scratch, |tok| {
-                            used += table.add(tok.as_bytes(), d);
+                            let at = positions.then(|| len.min(u64::from(u32::MAX)) as u32);
+                            used += table.add(tok.as_bytes(), d, at);
                             len += 1;
                         });
                     }
                     (FieldType::String, Value::Str(s)) => {
                         if let Some(t) = f.terms.as_mut() {
-                            used += t.add(s.as_bytes(), d);
+                            used += t.add(s.as_bytes(), d, None);
                         }
                     }
                     (FieldType::I64, Value::I64(v)) => {
                         if let Some(t) = f.terms.as_mut() {
-                            used += t.add(&i64_key(*v), d);
+                            used += t.add(&i64_key(*v), d, None);
                         }
                     }
                     _ => {}
@@ -209,6 +227,7 @@ impl SegmentBuffer {
         let mut w = SegmentWriter::create(path, schema, self.doc_count, io)?;
         for (fid, f) in self.fields.iter().enumerate() {
             let Some(table) = &f.terms else { continue };
+            let has_positions = schema.fields()[fid].positions;
             let mut order: Vec<(&[u8], u32)> =
                 table.ids.iter().map(|(k, &id)| (&k[..], id)).collect();
             order.sort_unstable_by(|a, b| a.0.cmp(b.0));
@@ -220,6 +239,7 @@ impl SegmentBuffer {
                     &p.docs,
                     &p.tfs,
                     f.norms.as_deref(),
+                    has_positions.then_some(&p.positions[..]),
                     io,
                 )?;
             }

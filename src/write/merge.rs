@@ -4,8 +4,8 @@
 use std::path::Path;
 
 use crate::document::Value;
-use crate::error::Result;
-use crate::read::{LiveSegment, StoredCache};
+use crate::error::{Error, Result};
+use crate::read::{LiveSegment, StoredCache, TermInfo, Terms};
 use crate::schema::{FieldId, FieldType, Schema};
 use crate::write::io::IoHooks;
 use crate::write::segment_writer::{SegmentParts, SegmentWriter, SortValues};
@@ -97,6 +97,8 @@ pub(crate) fn merge_segments(
     let mut tfs = Vec::new();
     let mut src_docs = Vec::new();
     let mut src_tfs = Vec::new();
+    let mut positions = Vec::new();
+    let mut src_positions = Vec::new();
     for (fid, def) in schema.iter() {
         if !def.is_indexed() {
             continue;
@@ -105,43 +107,64 @@ pub(crate) fn merge_segments(
             .iter()
             .find(|(f, _)| *f == fid)
             .map(|(_, n)| n.as_slice());
-        // Every (key, source, term) of the field, in key order then source order.
-        let mut all = Vec::new();
-        for (si, s) in sources.iter().enumerate() {
-            for i in 0..s.reader.num_terms(fid) {
-                let (key, info) = s.reader.term_at(fid, i)?;
-                all.push((key, si, info));
-            }
+        // The sources' term cursors merged by key; a key's postings are
+        // concatenated in source order, which is new-document order.
+        let mut cursors: Vec<Terms<'_>> = sources.iter().map(|s| s.reader.terms(fid)).collect();
+        let mut heads: Vec<Option<(Vec<u8>, TermInfo)>> = vec![None; sources.len()];
+        for (t, h) in cursors.iter_mut().zip(&mut heads) {
+            next_term(t, h)?;
         }
-        all.sort_by(|a, b| a.0.cmp(b.0).then(a.1.cmp(&b.1)));
-        let mut i = 0;
-        while i < all.len() {
-            let key = all[i].0;
+        let mut key = Vec::new();
+        while let Some(min) = heads.iter().flatten().map(|h| &h.0).min() {
+            key.clear();
+            key.extend_from_slice(min);
             docs.clear();
             tfs.clear();
-            while i < all.len() && all[i].0 == key {
-                let (_, si, info) = all[i];
+            positions.clear();
+            for (si, (t, h)) in cursors.iter_mut().zip(&mut heads).enumerate() {
+                let Some((k, info)) = h.as_ref() else {
+                    continue;
+                };
+                if *k != key {
+                    continue;
+                }
                 let reader = &sources[si].reader;
                 src_docs.clear();
                 src_tfs.clear();
                 reader
-                    .postings(&info)?
+                    .postings(info)?
                     .decode_all(&mut src_docs, &mut src_tfs)
                     .map_err(|e| reader.bad(e))?;
+                src_positions.clear();
+                if def.positions {
+                    // The schema is the index's, so every source has them.
+                    let p = reader.positions(info)?.ok_or_else(|| {
+                        Error::corrupt(reader.path(), "a term of a field with positions has none")
+                    })?;
+                    p.decode_all(&src_tfs, &mut src_positions)
+                        .map_err(|e| reader.bad(e))?;
+                }
+                let mut at = 0;
                 for (&d, &tf) in src_docs.iter().zip(&src_tfs) {
                     let nd = maps[si][d as usize];
+                    let next = at + tf as usize;
                     if nd != u32::MAX {
                         docs.push(nd);
                         tfs.push(tf);
+                        if def.positions {
+                            positions.extend_from_slice(&src_positions[at..next]);
+                        }
                     }
+                    at = next;
                 }
-                i += 1;
+                next_term(t, h)?;
             }
             if !docs.is_empty() {
                 if def.ty == FieldType::Text {
                     total_tokens[fid.0 as usize] += tfs.iter().map(|&t| u64::from(t)).sum::<u64>();
                 }
-                w.add_term(fid, key, &docs, &tfs, field_norms, io)?;
+                let pos = def.positions.then_some(&positions[..]);
+                w.add_term(fid, &key, &docs, &tfs, field_norms, pos, io)?;
             }
         }
     }
@@ -159,4 +182,19 @@ pub(crate) fn merge_segments(
         io,
     )?;
     Ok((doc_count, len))
+}
+
+/// Moves a source's cursor to its next term, copying the key into `head`
+/// (`None` past its last term).
+fn next_term(t: &mut Terms<'_>, head: &mut Option<(Vec<u8>, TermInfo)>) -> Result<()> {
+    match t.advance()? {
+        Some((k, info)) => {
+            let h = head.get_or_insert_with(|| (Vec::new(), info));
+            h.0.clear();
+            h.0.extend_from_slice(k);
+            h.1 = info;
+        }
+        None => *head = None,
+    }
+    Ok(())
 }

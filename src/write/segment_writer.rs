@@ -8,8 +8,9 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::format::ords;
-use crate::format::postings;
 use crate::format::segment::{self, SegmentFileWriter};
+use crate::format::terms::TermsEncoder;
+use crate::format::{positions, postings};
 use crate::schema::{FieldId, FieldType, Schema};
 use crate::write::io::IoHooks;
 
@@ -131,17 +132,17 @@ pub(crate) struct SegmentParts<'a> {
     pub sort: &'a [(FieldId, &'a SortValues)],
 }
 
+fn too_large() -> Error {
+    Error::InvalidArgument("term dictionary exceeds 4 GiB".into())
+}
+
 /// Streams postings term by term, then writes the other sections.
 pub(crate) struct SegmentWriter {
     path: PathBuf,
     file: SegmentFileWriter<BufWriter<File>>,
-    nfields: usize,
-    /// Per field: (first term index, term count).
-    ranges: Vec<(u32, u32)>,
-    entries: Vec<u8>,
-    keys: Vec<u8>,
-    nterms: u32,
-    last: Option<(u16, Vec<u8>)>,
+    terms: TermsEncoder,
+    /// The positions section, built in memory (written after the postings).
+    positions: Vec<u8>,
     scratch: Vec<u8>,
     doc_count: u32,
 }
@@ -167,12 +168,8 @@ impl SegmentWriter {
         Ok(SegmentWriter {
             path: path.to_owned(),
             file,
-            nfields: schema.fields().len(),
-            ranges: vec![(0, 0); schema.fields().len()],
-            entries: Vec::new(),
-            keys: Vec::new(),
-            nterms: 0,
-            last: None,
+            terms: TermsEncoder::new(schema.fields().iter().map(|f| f.positions).collect()),
+            positions: Vec::new(),
             scratch: Vec::new(),
             doc_count,
         })
@@ -180,7 +177,10 @@ impl SegmentWriter {
 
     /// Adds one term's postings. Terms arrive by ascending field id, then
     /// ascending key bytes. `norms` is the field's norms (None for a field
-    /// without length norms).
+    /// without length norms); `positions` (for a field with positions)
+    /// holds each posting's `tfs[i]` ascending positions, posting after
+    /// posting.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn add_term(
         &mut self,
         field: FieldId,
@@ -188,13 +188,10 @@ impl SegmentWriter {
         docs: &[u32],
         tfs: &[u32],
         norms: Option<&[u8]>,
+        positions: Option<&[u32]>,
         io: &IoHooks,
     ) -> Result<()> {
         debug_assert!(!docs.is_empty());
-        if let Some((f, k)) = &self.last {
-            debug_assert!((*f, k.as_slice()) < (field.0, key), "terms out of order");
-        }
-        let post_off = self.file.section_len();
         self.scratch.clear();
         let norm_of = |d: u32| norms.map_or(0, |n| n[d as usize]);
         postings::encode(docs, tfs, norm_of, &mut self.scratch)
@@ -203,23 +200,24 @@ impl SegmentWriter {
         self.file
             .write(&self.scratch)
             .map_err(|e| Error::io(&self.path, e))?;
-        let r = &mut self.ranges[field.0 as usize];
-        if r.1 == 0 {
-            r.0 = self.nterms;
-        }
-        r.1 += 1;
-        let key_off = u32::try_from(self.keys.len())
-            .map_err(|_| Error::InvalidArgument("term dictionary exceeds 4 GiB".into()))?;
-        self.keys.extend_from_slice(key);
-        self.entries.extend_from_slice(&key_off.to_le_bytes());
-        self.entries
-            .extend_from_slice(&(docs.len() as u32).to_le_bytes());
-        self.entries.extend_from_slice(&post_off.to_le_bytes());
-        self.nterms += 1;
-        if cfg!(debug_assertions) {
-            self.last = Some((field.0, key.to_vec()));
-        }
-        Ok(())
+        let pos_len = match positions {
+            None => None,
+            Some(p) => {
+                let before = self.positions.len();
+                positions::encode(tfs, p, &mut self.positions)
+                    .map_err(|e| Error::InvalidArgument(e.0.into()))?;
+                Some((self.positions.len() - before) as u64)
+            }
+        };
+        self.terms
+            .add(
+                field.0 as usize,
+                key,
+                docs.len() as u32,
+                self.scratch.len() as u64,
+                pos_len,
+            )
+            .map_err(|_| too_large())
     }
 
     /// Writes the remaining sections, fsyncs, and returns the file length.
@@ -229,21 +227,16 @@ impl SegmentWriter {
         let ioe = |e| Error::io(&path, e);
         self.file.end_section();
 
-        let mut terms = Vec::with_capacity(self.entries.len() + self.keys.len() + 64);
-        terms.extend_from_slice(&(self.nfields as u16).to_le_bytes());
-        for &(first, count) in &self.ranges {
-            terms.extend_from_slice(&first.to_le_bytes());
-            terms.extend_from_slice(&count.to_le_bytes());
-        }
-        terms.extend_from_slice(&self.nterms.to_le_bytes());
-        terms.extend_from_slice(&self.entries);
-        terms.extend_from_slice(&(self.keys.len() as u32).to_le_bytes());
-        terms.extend_from_slice(&self.keys);
+        let mut terms = Vec::new();
+        self.terms.finish(&mut terms).map_err(|_| too_large())?;
         io.check_write(&path)?;
         self.file
             .section(segment::SECTION_TERMS, &terms)
             .map_err(ioe)?;
         drop(terms);
+        self.file
+            .section(segment::SECTION_POSITIONS, &self.positions)
+            .map_err(ioe)?;
 
         self.file
             .begin_section(segment::SECTION_NORMS)
