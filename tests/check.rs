@@ -455,3 +455,22 @@ fn random_damage_is_always_reported_and_never_panics() {
     assert_eq!(reported + harmless, 300);
     assert!(reported > 280);
 }
+
+/// A term index past a field's terms is an error naming the range, never a
+/// panic; the last term is still found.
+#[test]
+fn a_term_index_past_the_field_is_an_error() {
+    let t = index();
+    let snap = quarry::read::Snapshot::open(t.path()).unwrap();
+    let body = snap.manifest().schema.field("body").unwrap();
+    let r = &snap.segments()[0].reader;
+    let n = r.num_terms(body);
+    assert!(n > 0);
+    let (last, _) = r.term_at(body, n - 1).unwrap();
+    let found = r.term(body, &last).unwrap().map(|i| i.df);
+    assert_eq!(found, r.term_at(body, n - 1).ok().map(|(_, i)| i.df));
+    match r.term_at(body, n) {
+        Err(Error::InvalidArgument(m)) => assert!(m.contains("out of range"), "{m}"),
+        other => panic!("expected InvalidArgument, got {other:?}"),
+    }
+}

@@ -593,11 +593,21 @@ impl SegmentReader {
     /// The `i`-th term (in key order) of a field: its key and postings
     /// info. In a version-2 segment this decodes the term's dictionary
     /// block up to it; to walk a field's terms use [`Self::terms`].
+    /// An index past the field's terms is an `InvalidArgument` error, a
+    /// dictionary that ends before its count a `Corrupt` one.
     pub fn term_at(&self, field: FieldId, i: u32) -> Result<(Vec<u8>, TermInfo)> {
-        assert!(i < self.num_terms(field), "term index out of range");
-        let mut t = self.terms_from(field, i);
-        let (key, info) = t.advance()?.expect("the term exists");
-        Ok((key.to_vec(), info))
+        let n = self.num_terms(field);
+        if i >= n {
+            return Err(Error::InvalidArgument(format!(
+                "term index {i} is out of range: the field has {n} terms"
+            )));
+        }
+        match self.terms_from(field, i).advance()? {
+            Some((key, info)) => Ok((key.to_vec(), info)),
+            None => {
+                Err(self.bad_terms(BadTerms(format!("the dictionary ends before its term {i}"))))
+            }
+        }
     }
 
     /// The postings of a term found by [`Self::term`].
