@@ -41,6 +41,13 @@ impl Engine {
             Engine::Tantivy => "tantivy",
         }
     }
+
+    /// The engine of a [`Self::name`].
+    pub fn from_name(s: &str) -> Option<Engine> {
+        [Engine::Quarry, Engine::Tantivy]
+            .into_iter()
+            .find(|e| e.name() == s)
+    }
 }
 
 /// Segment layout of an index.

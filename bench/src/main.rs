@@ -213,13 +213,9 @@ fn child(raw: &[String]) -> ExitCode {
         eprintln!("usage: quarry-bench __index ENGINE LAYOUT DIR [corpus args]");
         return ExitCode::from(1);
     };
-    let engine = match engine.as_str() {
-        "quarry" => Engine::Quarry,
-        "tantivy" => Engine::Tantivy,
-        other => {
-            eprintln!("unknown engine {other:?}");
-            return ExitCode::from(1);
-        }
+    let Some(engine) = Engine::from_name(engine) else {
+        eprintln!("unknown engine {engine:?}");
+        return ExitCode::from(1);
     };
     let Some(layout) = Layout::from_name(layout) else {
         eprintln!("unknown layout {layout:?}");
@@ -245,13 +241,9 @@ fn count(raw: &[String]) -> ExitCode {
         eprintln!("{usage}");
         return ExitCode::from(1);
     };
-    let engine = match engine.as_str() {
-        "quarry" => Engine::Quarry,
-        "tantivy" => Engine::Tantivy,
-        _ => {
-            eprintln!("{usage}");
-            return ExitCode::from(1);
-        }
+    let Some(engine) = Engine::from_name(engine) else {
+        eprintln!("{usage}");
+        return ExitCode::from(1);
     };
     let op = match op.as_str() {
         "and" => quarry::Operator::And,
@@ -371,10 +363,8 @@ fn main() -> ExitCode {
     }
     if raw.first().map(String::as_str) == Some("__bytes") {
         // `__bytes ENGINE DIR`: the live and total bytes of an index.
-        let engine = match raw.get(1).map(String::as_str) {
-            Some("quarry") => Engine::Quarry,
-            Some("tantivy") => Engine::Tantivy,
-            _ => return ExitCode::from(1),
+        let Some(engine) = raw.get(1).and_then(|e| Engine::from_name(e)) else {
+            return ExitCode::from(1);
         };
         let dir = Path::new(raw.get(2).map_or(".", String::as_str));
         return match index::live_bytes(engine, dir) {

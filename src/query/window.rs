@@ -109,9 +109,9 @@ pub struct Buffers {
     /// Per clause, its whole-list bound (0 at the lead and for clauses
     /// that do not score), for the lead's coarse limits.
     list_bounds: Vec<f32>,
-    /// Per clause, the floor (bits) and the key limit of a union
-    /// document only it holds ([`Exec::lone_limits`]).
-    lone_keys: Vec<(u32, f32)>,
+    /// Per clause, the key limit of a MaxScore window's document only it
+    /// holds ([`Exec::lone_limits`]).
+    lone_keys: Vec<f32>,
     /// Scratch bounds for [`Exec::lone_limits`].
     tmp_bounds: Vec<f32>,
     /// A MaxScore window's documents of two essential clauses or more (a
@@ -183,8 +183,6 @@ pub fn run<S: Sink>(node: &Node, seg: &LiveSegment, sink: &mut S, buf: &mut Buff
     } = Roles::of(&occurs, |i| cursors[i].cost());
     buf.bounds.clear();
     buf.bounds.resize(cursors.len(), 0.0);
-    // Cached per clause index, which differs between segments.
-    buf.lone_keys.clear();
     let mut ex = Exec {
         seg,
         cursors,
@@ -1056,7 +1054,7 @@ impl Exec<'_, '_> {
             let w = c.weight();
             let (docs, tfs, norms) = c.rest_with_tfs();
             if lone && all {
-                let limit = lone_keys[i].1;
+                let limit = lone_keys[i];
                 for (&d, &tf) in docs[..n].iter().zip(&tfs[..n]) {
                     let x = d - base;
                     let key = w.key(tf, norms.map_or(0, |v| v[d as usize]));
@@ -1095,19 +1093,17 @@ impl Exec<'_, '_> {
 
     /// Whether a dense union window may leave unscored the documents that
     /// one essential clause alone holds (of the essential ones) and whose
-    /// key is at most that clause's limit in `b.lone_keys`, set here: with
-    /// a floor and no more clauses than a mask holds. Such a document's
-    /// best score is its clause's score plus the non-essential clauses'
-    /// window bounds (in `b.bounds`), summed in clause order, and the
-    /// limit is the largest key at which that cannot beat the floor
-    /// ([`prune::slot_key_limit`]); with every
-    /// clause essential it is the floor's key limit, kept while the floor
-    /// stays. Most documents of a union hold one term: each such document
-    /// costs a key compare instead of a score and an offer (seq-2 OR,
-    /// lower-bound, MaxScore windows: 3.83M instructions a query before,
-    /// 3.47M after). The windows of an exact union, where this was
-    /// measured to cost more than it saved (rare-common-2 OR +10 %), do
-    /// not use it.
+    /// key is at most that clause's limit in `b.lone_keys`, set here for
+    /// the window: with a floor and no more clauses than a mask holds.
+    /// Such a document's best score is its clause's score plus the
+    /// non-essential clauses' window bounds (in `b.bounds`), summed in
+    /// clause order, and the limit is the largest key at which that cannot
+    /// beat the floor ([`prune::slot_key_limit`]). Most documents of a
+    /// union hold one term: each such document costs a key compare
+    /// instead of a score and an offer (seq-2 OR, lower-bound, MaxScore
+    /// windows: 3.83M instructions a query before, 3.47M after). The
+    /// windows of an exact union, where this was measured to cost more
+    /// than it saved (rare-common-2 OR +10 %), do not use it.
     fn lone_limits(&mut self, should: &[usize], essential: u64, floor: Option<f32>) -> bool {
         let Some(floor) = floor.filter(|_| self.cursors.len() <= 64) else {
             return false;
@@ -1123,24 +1119,11 @@ impl Exec<'_, '_> {
             tmp_bounds,
             ..
         } = &mut *self.b;
-        lone_keys.resize(n, (f32::NAN.to_bits(), 0.0));
-        if rest != 0 {
-            tmp_bounds.clear();
-            tmp_bounds.extend((0..n).map(|j| if rest & (1 << j) != 0 { bounds[j] } else { 0.0 }));
-        }
+        tmp_bounds.clear();
+        tmp_bounds.extend((0..n).map(|j| if rest & (1 << j) != 0 { bounds[j] } else { 0.0 }));
+        lone_keys.resize(n, 0.0);
         for &i in should.iter().filter(|&&i| essential & (1 << i) != 0) {
-            let w = self.cursors[i].weight();
-            if rest == 0 {
-                if lone_keys[i].0 != floor.to_bits() {
-                    lone_keys[i] = (floor.to_bits(), prune::key_limit(floor, w));
-                }
-            } else {
-                // Not kept: the bounds change with the window.
-                lone_keys[i] = (
-                    f32::NAN.to_bits(),
-                    prune::slot_key_limit(floor, tmp_bounds, i, w),
-                );
-            }
+            lone_keys[i] = prune::slot_key_limit(floor, tmp_bounds, i, self.cursors[i].weight());
         }
         true
     }
