@@ -10,7 +10,7 @@
 //! `Kernels::avx2` guarantees before storing them.
 
 use std::arch::x86_64::{
-    __m256i, _mm256_and_si256, _mm256_castsi256_ps, _mm256_cmpeq_epi32, _mm256_cmpgt_epi32,
+    __m256i, _mm256_add_epi32, _mm256_and_si256, _mm256_castsi256_ps, _mm256_cmpeq_epi32, _mm256_cmpgt_epi32,
     _mm256_loadu_si256, _mm256_movemask_ps, _mm256_or_si256, _mm256_permute2x128_si256,
     _mm256_permutevar8x32_epi32, _mm256_set1_epi32, _mm256_setr_epi32, _mm256_shuffle_epi32,
     _mm256_srlv_epi32, _mm256_storeu_si256, _mm256_xor_si256,
@@ -34,6 +34,12 @@ impl Vector for __m256i {
     unsafe fn splat(x: u32) -> Self {
         // SAFETY: the caller guarantees AVX2. (`as i32` is a bit-cast.)
         unsafe { _mm256_set1_epi32(x as i32) }
+    }
+
+    #[inline(always)]
+    unsafe fn add(self, other: Self) -> Self {
+        // SAFETY: the caller guarantees AVX2; this intrinsic touches no memory.
+        unsafe { _mm256_add_epi32(self, other) }
     }
 
     #[inline(always)]

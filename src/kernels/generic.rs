@@ -47,6 +47,13 @@ pub(super) trait Vector: Copy {
     /// The CPU must support this vector's instruction set.
     unsafe fn splat(x: u32) -> Self;
 
+    /// Lane-wise wrapping addition.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support this vector's instruction set.
+    unsafe fn add(self, other: Self) -> Self;
+
     /// Bit `i` of the result is set iff lane `i` of `self` is `>=` lane `i` of
     /// `threshold`, comparing as *unsigned* 32-bit integers. Bits 8.. are 0.
     ///
@@ -140,14 +147,14 @@ pub(super) unsafe fn positions_ge<V: Vector>(keys: &[u32], threshold: u32, out: 
     // caller guarantees `V`'s instruction set.
     unsafe {
         let t = V::splat(threshold);
-        let lanes = V::load_unaligned(LANE_INDEX.as_ptr());
+        // The group's positions, `i..i + LANES`, kept as a vector: the
+        // selected ones are stored as they are, with no loop over them.
+        let mut at = V::load_unaligned(LANE_INDEX.as_ptr());
+        let step = V::splat(LANES as u32);
         while i + LANES <= n {
             let mask = V::load_unaligned(kp.add(i)).ge_mask(t);
-            let c = lanes.store_compressed(mask, dst.add(len));
-            for j in len..len + c {
-                *dst.add(j) += i as u32;
-            }
-            len += c;
+            len += at.store_compressed(mask, dst.add(len));
+            at = at.add(step);
             i += LANES;
         }
         while i < n {
@@ -592,6 +599,10 @@ pub(super) mod portable {
 
         unsafe fn splat(x: u32) -> Self {
             [x; LANES]
+        }
+
+        unsafe fn add(self, other: Self) -> Self {
+            std::array::from_fn(|i| self[i].wrapping_add(other[i]))
         }
 
         unsafe fn ge_mask(self, threshold: Self) -> u32 {
