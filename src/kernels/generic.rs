@@ -221,42 +221,20 @@ const fn compress_table() -> [u32; 256] {
 #[inline(always)]
 pub(super) unsafe fn find_next_geq<V: Vector>(docs: &[u32], from: usize, target: u32) -> usize {
     let n = docs.len();
-    let mut i = from;
+    let i = from;
     if i >= n {
         return n;
     }
-    while i + SKIP <= n && docs[i + SKIP - 1] < target {
-        i += SKIP;
+    if i + LANES <= n && docs[i + LANES - 1] >= target {
+        // SAFETY: `i + LANES <= n`, so `docs[i..i + LANES]` is readable;
+        // the caller guarantees `V`'s instruction set is available.
+        let mask = unsafe { V::load_unaligned(docs.as_ptr().add(i)).ge_mask(V::splat(target)) };
+        // Lane 7 is set (docs[i + 7] >= target), so `mask != 0`.
+        return i + mask.trailing_zeros() as usize;
     }
-    while i + LANES <= n {
-        if docs[i + LANES - 1] >= target {
-            // SAFETY: `i + LANES <= n`, so `docs[i..i + LANES]` is readable;
-            // the caller guarantees `V`'s instruction set is available.
-            let mask = unsafe { V::load_unaligned(docs.as_ptr().add(i)).ge_mask(V::splat(target)) };
-            // Lane 7 is set (docs[i + 7] >= target), so `mask != 0`.
-            return i + mask.trailing_zeros() as usize;
-        }
-        i += LANES;
-    }
-    if n >= LANES {
-        // Here `n - LANES < i < n`: reload the last 8 elements and ignore the
-        // `i - base` (1..=7) lanes that precede `i`.
-        let base = n - LANES;
-        // SAFETY: `base + LANES == n`, so `docs[base..n]` is readable; the
-        // caller guarantees `V`'s instruction set is available.
-        let mask = unsafe { V::load_unaligned(docs.as_ptr().add(base)).ge_mask(V::splat(target)) }
-            & (u32::MAX << (i - base));
-        if mask == 0 {
-            n
-        } else {
-            base + mask.trailing_zeros() as usize
-        }
-    } else {
-        while i < n && docs[i] < target {
-            i += 1;
-        }
-        i
-    }
+    // Further on: a binary search whose steps are conditional moves, so
+    // that how far the target lies costs no misprediction.
+    i + docs[i..].partition_point(|&d| d < target)
 }
 
 /// Vectorised [`Primitives::seek`].
