@@ -1264,6 +1264,25 @@ quarry_status quarry_searcher_set_exec_mode(quarry_searcher *searcher, quarry_ex
 quarry_status quarry_searcher_set_max_expansions(quarry_searcher *searcher, size_t limit);
 
 /**
+ * Sets how many threads one search on this handle may run its segments
+ * on (searchers from `quarry_searcher_reopen` inherit it); the default is
+ * 1, or `QUARRY_SEARCH_THREADS` when set. Each thread takes the next
+ * segment in document order, and in score order they share the best k-th
+ * score any has seen; the hits are those of one thread. A search uses
+ * at most one thread per segment and spawns its threads for its length,
+ * so this pays for indexes of several large segments, not short queries.
+ *
+ * Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_INVALID_ARGUMENT` (`threads` is
+ * 0).
+ * Thread safety: needs exclusive use of the searcher.
+ *
+ * # Safety
+ * `searcher` is NULL or a live searcher that no other thread uses during
+ * the call.
+ */
+quarry_status quarry_searcher_set_threads(quarry_searcher *searcher, size_t threads);
+
+/**
  * The execution path of searches on this handle (a `QUARRY_EXEC_*`
  * constant); 0 when `searcher` is NULL.
  *

@@ -333,6 +333,8 @@ quarry_status quarry_searcher_set_exec_mode(quarry_searcher *searcher, quarry_ex
 
 quarry_status quarry_searcher_set_max_expansions(quarry_searcher *searcher, size_t limit);
 
+quarry_status quarry_searcher_set_threads(quarry_searcher *searcher, size_t threads);
+
 quarry_exec_mode quarry_searcher_exec_mode(const quarry_searcher *searcher);
 
 quarry_status quarry_searcher_set_path(quarry_searcher *searcher,

@@ -164,12 +164,13 @@ fn build_c99(name: &str) -> PathBuf {
 
 /// The environment variables that choose execution paths (and kernels):
 /// removed for every test program unless given.
-const SWITCH_VARS: [&str; 5] = [
+const SWITCH_VARS: [&str; 6] = [
     "QUARRY_EXEC",
     "QUARRY_TERM_TOPK",
     "QUARRY_BLOCK_MAX_OR",
     "QUARRY_BULK_AND",
     "QUARRY_SIMD",
+    "QUARRY_SEARCH_THREADS",
 ];
 
 /// Runs a test program with a fresh scratch directory, the [`SWITCH_VARS`]
@@ -550,6 +551,7 @@ fn unknown_values_of_the_environment_switches_are_rejected() {
             ("QUARRY_BLOCK_MAX_OR", "auto"),
             ("QUARRY_BULK_AND", ""),
             ("QUARRY_SIMD", "scalar"),
+            ("QUARRY_SEARCH_THREADS", "2"),
         ],
     );
 }

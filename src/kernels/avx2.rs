@@ -10,10 +10,10 @@
 //! `Kernels::avx2` guarantees before storing them.
 
 use std::arch::x86_64::{
-    __m256i, _mm256_add_epi32, _mm256_and_si256, _mm256_castsi256_ps, _mm256_cmpeq_epi32, _mm256_cmpgt_epi32,
-    _mm256_loadu_si256, _mm256_movemask_ps, _mm256_or_si256, _mm256_permute2x128_si256,
-    _mm256_permutevar8x32_epi32, _mm256_set1_epi32, _mm256_setr_epi32, _mm256_shuffle_epi32,
-    _mm256_srlv_epi32, _mm256_storeu_si256, _mm256_xor_si256,
+    __m256i, _mm256_add_epi32, _mm256_and_si256, _mm256_castsi256_ps, _mm256_cmpeq_epi32,
+    _mm256_cmpgt_epi32, _mm256_loadu_si256, _mm256_movemask_ps, _mm256_or_si256,
+    _mm256_permute2x128_si256, _mm256_permutevar8x32_epi32, _mm256_set1_epi32, _mm256_setr_epi32,
+    _mm256_shuffle_epi32, _mm256_srlv_epi32, _mm256_storeu_si256, _mm256_xor_si256,
 };
 
 use super::generic::{self, COMPRESS_NIBBLES, Primitives, Vector};

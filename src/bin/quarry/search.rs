@@ -53,6 +53,9 @@ Options:
                       internal document number]
   --exec MODE         execution path: auto, exhaustive or daat [default:
                       $QUARRY_EXEC, else auto]
+  --search-threads N  threads one search runs its segments on, sharing
+                      the k-th best score: the same hits [default:
+                      $QUARRY_SEARCH_THREADS, else 1]
   --path NAME=auto|off
                       the kill switch of one fast path of --exec auto
                       (repeatable; the last one per NAME wins): term-topk
@@ -300,6 +303,18 @@ pub fn switch_name(s: Switch) -> &'static str {
     }
 }
 
+/// The value of `--search-threads`: a count from 1.
+pub fn threads_value(p: &mut lexopt::Parser) -> Result<usize, CliError> {
+    let n: usize = cli::parsed_value(p, "--search-threads", "a count from 1")?;
+    if n == 0 {
+        return Err(CliError::usage(
+            None,
+            "invalid value '0' for --search-threads: expected a count from 1".to_string(),
+        ));
+    }
+    Ok(n)
+}
+
 /// The value of `--path`: `NAME=auto|off`.
 pub fn path_value(p: &mut lexopt::Parser) -> Result<(FastPath, Switch), CliError> {
     let s = cli::string_value(p, "--path")?;
@@ -319,6 +334,8 @@ pub fn path_value(p: &mut lexopt::Parser) -> Result<(FastPath, Switch), CliError
 #[derive(Clone, Debug, Default)]
 pub struct PathArgs {
     pub exec: Option<ExecMode>,
+    /// `--search-threads`.
+    pub threads: Option<usize>,
     /// In command-line order (a later setting of a path wins).
     pub paths: Vec<(FastPath, Switch)>,
 }
@@ -328,6 +345,9 @@ impl PathArgs {
     pub fn apply(&self, mut o: SearchOptions) -> SearchOptions {
         if let Some(m) = self.exec {
             o.exec = m;
+        }
+        if let Some(n) = self.threads {
+            o.threads = n;
         }
         for &(path, switch) in &self.paths {
             *path.switch(&mut o) = switch;
@@ -433,6 +453,7 @@ fn parse(p: &mut lexopt::Parser) -> Result<Option<Args>, CliError> {
             Long("id-field") => a.id_field = Some(cli::string_value(p, "--id-field")?),
             Long("exec") => a.paths.exec = Some(exec_value(p)?),
             Long("path") => a.paths.paths.push(path_value(p)?),
+            Long("search-threads") => a.paths.threads = Some(threads_value(p)?),
             Long("format") => {
                 a.format =
                     cli::choice_value(p, "--format", "'text', 'tsv' or 'json'", |s| match s {
