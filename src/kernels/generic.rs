@@ -54,6 +54,29 @@ pub(super) trait Vector: Copy {
     /// The CPU must support this vector's instruction set.
     unsafe fn add(self, other: Self) -> Self;
 
+    /// The inclusive prefix sums of the lanes (wrapping): lane `i` of the
+    /// result is the sum of lanes `0..=i`.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support this vector's instruction set.
+    unsafe fn prefix_sum(self) -> Self;
+
+    /// The last lane in every lane.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support this vector's instruction set.
+    unsafe fn broadcast_last(self) -> Self;
+
+    /// Stores the 8 lanes at `ptr` (no alignment required).
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support this vector's instruction set, and `ptr` must be
+    /// valid for writing `LANES` `u32`s.
+    unsafe fn store_unaligned(self, ptr: *mut u32);
+
     /// Bit `i` of the result is set iff lane `i` of `self` is `>=` lane `i` of
     /// `threshold`, comparing as *unsigned* 32-bit integers. Bits 8.. are 0.
     ///
@@ -163,6 +186,39 @@ pub(super) unsafe fn positions_ge<V: Vector>(keys: &[u32], threshold: u32, out: 
             i += 1;
         }
         out.set_len(len);
+    }
+}
+
+/// Turns gaps stored minus one into the ascending values they encode, in
+/// place: `vals[i] = base + (vals[0] + 1) + ... + (vals[i] + 1)`, wrapping
+/// (contract of [`super::strict_prefix_sum`]): 8 lanes at a time, each
+/// group's sums carried into the next by its last lane.
+///
+/// # Safety
+///
+/// The CPU must support `V`'s instruction set.
+#[inline(always)]
+pub(super) unsafe fn strict_prefix_sum<V: Vector>(vals: &mut [u32], base: u32) {
+    let n = vals.len();
+    let p = vals.as_mut_ptr();
+    let mut i = 0;
+    // SAFETY: `i + LANES <= n` keeps each group's load and store within
+    // `vals`; the caller guarantees `V`'s instruction set.
+    unsafe {
+        let one = V::splat(1);
+        let mut carry = V::splat(base);
+        while i + LANES <= n {
+            let v = V::load_unaligned(p.add(i)).add(one).prefix_sum().add(carry);
+            v.store_unaligned(p.add(i));
+            carry = v.broadcast_last();
+            i += LANES;
+        }
+    }
+    // The tail (none in a full block), from the last group's last sum.
+    let mut last = if i == 0 { base } else { vals[i - 1] };
+    for v in &mut vals[i..] {
+        last = last.wrapping_add(*v).wrapping_add(1);
+        *v = last;
     }
 }
 
@@ -583,6 +639,24 @@ pub(super) mod portable {
             std::array::from_fn(|i| self[i].wrapping_add(other[i]))
         }
 
+        unsafe fn prefix_sum(self) -> Self {
+            let mut sum = 0u32;
+            self.map(|x| {
+                sum = sum.wrapping_add(x);
+                sum
+            })
+        }
+
+        unsafe fn broadcast_last(self) -> Self {
+            [self[LANES - 1]; LANES]
+        }
+
+        unsafe fn store_unaligned(self, ptr: *mut u32) {
+            // SAFETY: the caller guarantees `ptr` is valid for writing LANES
+            // u32s; `write_unaligned` has no alignment requirement.
+            unsafe { ptr.cast::<[u32; LANES]>().write_unaligned(self) }
+        }
+
         unsafe fn ge_mask(self, threshold: Self) -> u32 {
             (0..LANES).fold(0, |m, i| m | (u32::from(self[i] >= threshold[i]) << i))
         }
@@ -640,6 +714,7 @@ pub(super) mod portable {
             intersect3: super::intersect3::<Portable>,
             intersect_many: super::intersect_many::<Portable>,
             positions_ge: super::positions_ge::<[u32; LANES]>,
+            strict_prefix_sum: super::strict_prefix_sum::<[u32; LANES]>,
         }
     }
 }
