@@ -310,8 +310,10 @@ typedef uint32_t quarry_value_type;
 #define QUARRY_TOO_MANY_TERMS 15
 
 /**
- * Analysed text: split into lowercase alphanumeric tokens, indexed with
- * term frequencies and BM25 norms. Always indexed; cannot be sortable.
+ * Analysed text: split into tokens by the field's analyzer (lowercase
+ * alphanumeric tokens unless `quarry_schema_set_analyzer` names another),
+ * indexed with term frequencies and BM25 norms. Always indexed; cannot be
+ * sortable.
  */
 #define QUARRY_FIELD_TEXT 1
 
@@ -560,8 +562,10 @@ quarry_status quarry_schema_new(quarry_schema **out);
 /**
  * Parses a schema from its JSON form, e.g.
  * `{"fields":[{"name":"id","type":"i64","stored":true,"indexed":true}]}`
- * (keys `name`, `type` = text|string|i64|f64, and optional booleans
- * `stored`, `indexed`, `sortable`). Text fields are always indexed:
+ * (keys `name`, `type` = text|string|i64|f64, optional booleans
+ * `stored`, `indexed`, `sortable`, and for text fields `positions` and
+ * `analyzer`, a name as `quarry_schema_set_analyzer` takes). Text fields
+ * are always indexed:
  * `"indexed": false` on one is refused (`QUARRY_SCHEMA`); a value to
  * store without making it searchable is a `string` field with
  * `"stored": true`.
@@ -569,7 +573,7 @@ quarry_status quarry_schema_new(quarry_schema **out);
  * `json` is `json_len` bytes of UTF-8, not necessarily NUL-terminated.
  * On `QUARRY_OK`, `*out` is a new schema owned by the caller.
  * Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_INVALID_UTF8`, `QUARRY_SCHEMA`
- * (malformed JSON or an invalid field).
+ * (malformed JSON, an invalid field or an unknown analyzer name).
  *
  * # Safety
  * `json` is NULL or valid for reading `json_len` bytes; `out` is NULL or
@@ -600,6 +604,35 @@ quarry_status quarry_schema_add_field(quarry_schema *schema,
                                       size_t name_len,
                                       quarry_field_type field_type,
                                       quarry_field_flags flags);
+
+/**
+ * Sets the analyzer of a text field: how its text is split into tokens at
+ * indexing and for queries. The names are `default` (split on
+ * non-alphanumerics, lowercase; what a field has unless set), `english`
+ * (default + the Snowball English stemmer), `english_stop` (english with
+ * English stop words removed), `whitespace` (split on whitespace only,
+ * case kept) and `keyword` (the whole value as one token, case kept);
+ * `docs/C-API.md` says exactly what each does. The name is stored in the
+ * index, so searches analyse queries the same way.
+ *
+ * `field_name` is `field_name_len` bytes and `analyzer` is `analyzer_len`
+ * bytes, both UTF-8, not necessarily NUL-terminated.
+ *
+ * Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_INVALID_UTF8`, `QUARRY_SCHEMA`
+ * (no field of that name, a field that is not text, or an unknown
+ * analyzer name; the message lists the known names). On error the schema
+ * is unchanged.
+ *
+ * # Safety
+ * `schema` is NULL or a live schema not used by another thread during the
+ * call; `field_name` and `analyzer` are NULL or valid for reading their
+ * lengths' bytes.
+ */
+quarry_status quarry_schema_set_analyzer(quarry_schema *schema,
+                                         const char *field_name,
+                                         size_t field_name_len,
+                                         const char *analyzer,
+                                         size_t analyzer_len);
 
 /**
  * Frees a schema. NULL is a no-op.

@@ -175,6 +175,12 @@ quarry_status quarry_schema_add_field(quarry_schema *schema,
                                       quarry_field_type field_type,
                                       quarry_field_flags flags);
 
+quarry_status quarry_schema_set_analyzer(quarry_schema *schema,
+                                         const char *field_name,
+                                         size_t field_name_len,
+                                         const char *analyzer,
+                                         size_t analyzer_len);
+
 void quarry_schema_free(quarry_schema *schema);
 
 quarry_status quarry_indexer_open(const char *path,

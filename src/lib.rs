@@ -42,6 +42,7 @@ mod schema;
 mod searcher;
 pub mod write;
 
+pub use analysis::{Analyzer, Token};
 pub use collect::{Hit, SortKey, SortRule, SortSpec, compare_values};
 pub use document::{Document, Value};
 pub use error::{Error, Result};

@@ -116,6 +116,8 @@ fn capi_uses_only_the_public_api() {
         "Switch",
         "TotalMode",
         "ReadMode",
+        "Analyzer",
+        "Token",
         "SortKey",
         "SortRule",
         "SortSpec",
