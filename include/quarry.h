@@ -1530,6 +1530,57 @@ quarry_status quarry_hits_stored_str(const quarry_hits *hits,
                                      size_t *out_len);
 
 /**
+ * An excerpt of the stored text field `field` of hit `index` around the
+ * region that best matches `query` (usually the query searched, but any
+ * query may be given), each matched token between the `pre` and `post`
+ * markers, as a pointer to UTF-8 bytes (not NUL-terminated) and their
+ * length.
+ *
+ * The query's terms for the field are those its search uses (terms, match
+ * terms, the terms of prefixes; none under a MUST_NOT clause); the stored
+ * text is analysed again with the field's analyzer, so under `english`
+ * "running" marks "Runs". The excerpt holds at most `max_len` bytes of the
+ * stored text (markers and ellipses not counted): the window with the
+ * most distinct matched terms, then the most matches, widened with
+ * context to the limit, starting at a sentence or word and ending after
+ * a sentence or before a space where it can, never inside a UTF-8 char.
+ * Where it cuts the text it has an ellipsis, "…" (U+2026), at that end.
+ * A document the query does not match gets the start of the field; a text
+ * within the limit is returned whole. The text is not escaped.
+ *
+ * Ownership: the bytes belong to `hits` and stay valid until
+ * `quarry_hits_free(hits)`; each call adds a new excerpt to it.
+ * Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_INVALID_UTF8` (field name or
+ * markers), `QUARRY_INVALID_ARGUMENT` (index out of range, `max_len` 0),
+ * `QUARRY_SCHEMA` (no such field, not a text field, not stored, or a query
+ * that does not fit the schema), `QUARRY_NO_VALUE` (this document has no
+ * value for the field), the query's search errors
+ * (`QUARRY_TOO_MANY_TERMS`, `QUARRY_UNSUPPORTED`, ...),
+ * `QUARRY_IO`/`QUARRY_CORRUPT` (reading the stored values failed).
+ *
+ * Thread safety: as the other getters, callable from several threads at
+ * once.
+ *
+ * # Safety
+ * `hits` is NULL or a live hits object; `query` is NULL or a live query
+ * not modified during the call; `field`, `pre` and `post` are NULL or
+ * valid for reading their lengths' bytes; `out_ptr`/`out_len` are NULL or
+ * valid for writing a pointer / a `size_t`.
+ */
+quarry_status quarry_hits_highlight(const quarry_hits *hits,
+                                    size_t index,
+                                    const quarry_query *query,
+                                    const char *field,
+                                    size_t field_len,
+                                    const char *pre,
+                                    size_t pre_len,
+                                    const char *post,
+                                    size_t post_len,
+                                    size_t max_len,
+                                    const char **out_ptr,
+                                    size_t *out_len);
+
+/**
  * The stored value of the i64 field `field` of hit `index`.
  *
  * Errors: as `quarry_hits_stored_str`, with `QUARRY_SCHEMA` when the field

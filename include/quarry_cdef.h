@@ -396,6 +396,19 @@ quarry_status quarry_hits_stored_str(const quarry_hits *hits,
                                      const char **out_ptr,
                                      size_t *out_len);
 
+quarry_status quarry_hits_highlight(const quarry_hits *hits,
+                                    size_t index,
+                                    const quarry_query *query,
+                                    const char *field,
+                                    size_t field_len,
+                                    const char *pre,
+                                    size_t pre_len,
+                                    const char *post,
+                                    size_t post_len,
+                                    size_t max_len,
+                                    const char **out_ptr,
+                                    size_t *out_len);
+
 quarry_status quarry_hits_stored_i64(const quarry_hits *hits,
                                      size_t index,
                                      const char *field,

@@ -9,6 +9,8 @@ use std::path::Path;
 use quarry::read::Snapshot;
 use quarry::*;
 
+mod common;
+
 const FAMILIES: &[&[&str]] = &[
     &["run", "runs", "running", "RUN"],
     &[
@@ -44,20 +46,7 @@ const DOCS: usize = 700;
 
 fn build(dir: &Path, segment_docs: Option<u32>) -> (FieldId, FieldId, FieldId) {
     let mut schema = Schema::new();
-    let id = schema
-        .add_field(
-            "id",
-            FieldType::I64,
-            FieldFlags {
-                stored: true,
-                indexed: true,
-                sortable: false,
-            },
-        )
-        .unwrap();
-    let en = schema
-        .add_field("en", FieldType::Text, FieldFlags::default())
-        .unwrap();
+    let (id, en) = common::add_id_and_body(&mut schema, false);
     schema.set_analyzer(en, Analyzer::English).unwrap();
     let stop = schema
         .add_field("stop", FieldType::Text, FieldFlags::default())
@@ -281,15 +270,18 @@ fn the_cli_takes_the_analyzer_from_the_schema_and_searches_with_it() {
     .unwrap();
     let idx = tmp.path().join("idx");
     let bin = env!("CARGO_BIN_EXE_quarry");
-    let out = std::process::Command::new(bin)
-        .args(["index"])
-        .arg(&idx)
-        .arg("--input")
-        .arg(&docs)
-        .arg("--schema")
-        .arg(&schema)
-        .output()
-        .unwrap();
+    let index = |dir: &Path| {
+        std::process::Command::new(bin)
+            .arg("index")
+            .arg(dir)
+            .arg("--input")
+            .arg(&docs)
+            .arg("--schema")
+            .arg(&schema)
+            .output()
+            .unwrap()
+    };
+    let out = index(&idx);
     assert!(out.status.success(), "{out:?}");
     let search = |q: &str| {
         let out = std::process::Command::new(bin)
@@ -313,15 +305,7 @@ fn the_cli_takes_the_analyzer_from_the_schema_and_searches_with_it() {
         r#"{"fields":[{"name":"body","type":"text","analyzer":"englsh"}]}"#,
     )
     .unwrap();
-    let out = std::process::Command::new(bin)
-        .args(["index"])
-        .arg(tmp.path().join("other"))
-        .arg("--input")
-        .arg(&docs)
-        .arg("--schema")
-        .arg(&schema)
-        .output()
-        .unwrap();
+    let out = index(&tmp.path().join("other"));
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("unknown analyzer \"englsh\""), "{err}");

@@ -344,6 +344,11 @@ fn c_analyzers() {
 }
 
 #[test]
+fn c_highlight() {
+    run_program(&[], &build_c99("highlight"), &[], &[]);
+}
+
+#[test]
 fn c_error_paths() {
     run_program(&[], &build_c99("errors"), &[], &[]);
 }
@@ -402,6 +407,7 @@ fn c_tests_under_valgrind() {
     run_program(&vg, &build_c99("errors"), &[], &[]);
     run_program(&vg, &build_c99("query_lang"), &[], &[]);
     run_program(&vg, &build_c99("analyzers"), &[], &[]);
+    run_program(&vg, &build_c99("highlight"), &[], &[]);
     run_program(&vg, &build_c99("panic"), &[], &[]);
     run_program(&vg, &build_c99("threads"), &["6", "4"], &[]);
     // valgrind must see the library's allocations: a double free of a

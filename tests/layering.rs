@@ -118,6 +118,7 @@ fn capi_uses_only_the_public_api() {
         "ReadMode",
         "Analyzer",
         "Token",
+        "HighlightOptions",
         "SortKey",
         "SortRule",
         "SortSpec",
