@@ -33,6 +33,7 @@
 
 use rustc_hash::FxHashMap;
 
+use crate::analysis::Scratch;
 use crate::error::{Error, Result};
 use crate::query::plan::{self, Node};
 use crate::query::{Occur, Query};
@@ -124,7 +125,7 @@ pub(crate) fn highlight(
         .collect();
     let stored = searcher.stored(doc)?;
     let mut best: Option<(Quality, &str, Vec<Match>, usize, usize)> = None;
-    let mut scratch = String::new();
+    let mut scratch = Scratch::default();
     for (_, value) in stored.iter().filter(|(f, _)| *f == field) {
         let Some(text) = value.as_str() else { continue };
         let mut matches = Vec::new();

@@ -390,9 +390,10 @@ impl Compiler<'_> {
 /// (positions keep the gaps of removed stop words, for phrases).
 pub(crate) fn analyze(def: &FieldDef, text: &str) -> Vec<(String, u32)> {
     let mut out = Vec::new();
-    def.analyzer.tokenize(text, &mut String::new(), |t| {
-        out.push((t.text.to_owned(), t.position))
-    });
+    def.analyzer
+        .tokenize(text, &mut crate::analysis::Scratch::default(), |t| {
+            out.push((t.text.to_owned(), t.position))
+        });
     out
 }
 

@@ -4,6 +4,7 @@ use std::path::Path;
 
 use rustc_hash::FxHashMap;
 
+use crate::analysis::Scratch;
 use crate::document::{Document, Value};
 use crate::error::{Error, Result};
 use crate::format::norms::length_to_norm;
@@ -78,7 +79,7 @@ pub(crate) struct SegmentBuffer {
     stored_offsets: Vec<u64>,
     stored_blob: Vec<u8>,
     approx_bytes: usize,
-    scratch: String,
+    scratch: Scratch,
     seen: Vec<bool>,
 }
 
@@ -100,7 +101,7 @@ impl SegmentBuffer {
             stored_offsets: vec![0],
             stored_blob: Vec::new(),
             approx_bytes: 0,
-            scratch: String::new(),
+            scratch: Scratch::default(),
             seen: vec![false; schema.fields().len()],
         }
     }
