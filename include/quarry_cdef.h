@@ -175,6 +175,12 @@ quarry_status quarry_schema_add_field(quarry_schema *schema,
                                       quarry_field_type field_type,
                                       quarry_field_flags flags);
 
+quarry_status quarry_schema_set_analyzer(quarry_schema *schema,
+                                         const char *field_name,
+                                         size_t field_name_len,
+                                         const char *analyzer,
+                                         size_t analyzer_len);
+
 void quarry_schema_free(quarry_schema *schema);
 
 quarry_status quarry_indexer_open(const char *path,
@@ -391,6 +397,19 @@ quarry_status quarry_hits_stored_str(const quarry_hits *hits,
                                      size_t field_len,
                                      const char **out_ptr,
                                      size_t *out_len);
+
+quarry_status quarry_hits_highlight(const quarry_hits *hits,
+                                    size_t index,
+                                    const quarry_query *query,
+                                    const char *field,
+                                    size_t field_len,
+                                    const char *pre,
+                                    size_t pre_len,
+                                    const char *post,
+                                    size_t post_len,
+                                    size_t max_len,
+                                    const char **out_ptr,
+                                    size_t *out_len);
 
 quarry_status quarry_hits_stored_i64(const quarry_hits *hits,
                                      size_t index,

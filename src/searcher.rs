@@ -11,6 +11,7 @@ use crate::collect::{
 };
 use crate::document::Value;
 use crate::error::{Error, Result};
+use crate::highlight::HighlightOptions;
 use crate::query::plan::{self, Node};
 use crate::query::{Query, daat, exhaustive, window};
 use crate::read::{LiveSegment, ReadMode, Snapshot};
@@ -375,6 +376,26 @@ impl Searcher {
             .locate(doc)
             .ok_or_else(|| Error::InvalidArgument(format!("document {doc} out of range")))?;
         seg.reader.stored(local)
+    }
+
+    /// An excerpt of the stored text field `field` of document `doc`
+    /// around the region that best matches `query`, its matched terms
+    /// between `options.pre` and `options.post` (`crate::highlight` says
+    /// exactly how the region, the cuts and the ellipses are chosen).
+    /// `None` when the document has no value of the field; a document the
+    /// query does not match gets the start of the field.
+    ///
+    /// Errors: [`Error::Schema`] when `field` is not a stored text field,
+    /// [`Error::InvalidArgument`] for a document out of range or a
+    /// `max_bytes` of 0, and the errors of compiling `query`.
+    pub fn highlight(
+        &self,
+        query: &Query,
+        doc: u64,
+        field: FieldId,
+        options: &HighlightOptions,
+    ) -> Result<Option<String>> {
+        crate::highlight::highlight(self, query, doc, field, options)
     }
 
     /// Runs `query`.
