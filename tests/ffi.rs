@@ -339,6 +339,11 @@ fn c_query_language() {
 }
 
 #[test]
+fn c_phrases() {
+    run_program(&[], &build_c99("phrase"), &[], &[]);
+}
+
+#[test]
 fn c_error_paths() {
     run_program(&[], &build_c99("errors"), &[], &[]);
 }
@@ -396,6 +401,7 @@ fn c_tests_under_valgrind() {
     run_program(&vg, &build_c99("lifecycle"), &[], &[]);
     run_program(&vg, &build_c99("errors"), &[], &[]);
     run_program(&vg, &build_c99("query_lang"), &[], &[]);
+    run_program(&vg, &build_c99("phrase"), &[], &[]);
     run_program(&vg, &build_c99("panic"), &[], &[]);
     run_program(&vg, &build_c99("threads"), &["6", "4"], &[]);
     // valgrind must see the library's allocations: a double free of a
@@ -468,7 +474,14 @@ fn c_tests_under_address_and_undefined_sanitizers() {
         ),
         ("UBSAN_OPTIONS", "halt_on_error=1:print_stacktrace=1"),
     ];
-    for name in ["lifecycle", "errors", "query_lang", "panic", "threads"] {
+    for name in [
+        "lifecycle",
+        "errors",
+        "query_lang",
+        "phrase",
+        "panic",
+        "threads",
+    ] {
         let bin = build(name, "gcc", &flags, "-asan");
         let nm = run(Command::new("nm").arg(&bin));
         assert!(

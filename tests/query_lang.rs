@@ -275,13 +275,14 @@ fn unsupported_and_invalid_queries_are_clear_errors() {
     let x = index();
     let req = SearchRequest::top(5);
     let err = |q: Query| x.s.search(&q, &req).unwrap_err();
+    // Phrases need a text field (and positions: tests/phrase.rs).
     let phrase = Query::Phrase {
-        field: x.body,
+        field: x.year_idx,
         text: "rare seven".into(),
         slop: 1,
     };
     match err(phrase) {
-        Error::Unsupported(m) => assert!(m.contains("\"body\"") && m.contains("positions"), "{m}"),
+        Error::Schema(m) => assert!(m.contains("\"year_idx\"") && m.contains("text"), "{m}"),
         other => panic!("{other}"),
     }
     for b in [f32::NAN, -1.0, f32::INFINITY] {

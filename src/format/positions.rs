@@ -139,14 +139,32 @@ impl<'a> Positions<'a> {
         tfs: &[u32],
         out: &mut Vec<u32>,
     ) -> Result<usize, BadPostings> {
+        self.read_after(b, None, index, tfs, out)
+    }
+
+    /// [`Self::read`], resumed after an earlier posting of the same block:
+    /// `after` is `(i, end)` with `i < index` and `end` what reading
+    /// posting `i` of block `b` returned, so only the postings between are
+    /// skipped (a reader going up a block reads each byte once).
+    pub fn read_after(
+        &self,
+        b: usize,
+        after: Option<(usize, usize)>,
+        index: usize,
+        tfs: &[u32],
+        out: &mut Vec<u32>,
+    ) -> Result<usize, BadPostings> {
         if b >= self.nblocks || index >= tfs.len() {
             return Err(BadPostings("positions of a posting past the list"));
         }
-        let mut pos = self.block_start(b);
+        let (first, mut pos) = match after {
+            Some((i, end)) if i < index => (i + 1, end),
+            _ => (0, self.block_start(b)),
+        };
         if pos > self.data.len() {
             return Err(BadPostings("positions block offset out of range"));
         }
-        let skip: u64 = tfs[..index].iter().map(|&t| u64::from(t)).sum();
+        let skip: u64 = tfs[first..index].iter().map(|&t| u64::from(t)).sum();
         for _ in 0..skip {
             get_varint(self.data, &mut pos).ok_or(BadPostings("bad position varint"))?;
         }

@@ -294,6 +294,14 @@ impl<'a> TermScorer<'a> {
         self.tfs[self.pos]
     }
 
+    /// The current block's frequencies, all of them (decoded on first
+    /// use in a block): what a posting's positions are found by.
+    #[inline]
+    pub fn block_tfs(&mut self) -> &[u32] {
+        self.tf();
+        &self.tfs[..self.len]
+    }
+
     /// [`Self::block_rest`] with its documents' frequencies (decoded on
     /// first use in a block), and the field's norms.
     #[inline]
@@ -769,6 +777,7 @@ pub fn scorer<'a>(node: &'a Node, seg: &'a LiveSegment) -> Result<Option<Box<dyn
         Node::All(_) | Node::Range(_) | Node::Terms(_) => {
             crate::query::constant::scorer(node, seg).map(Some)
         }
+        Node::Phrase(p) => crate::query::phrase::scorer(p, seg),
     }
 }
 

@@ -39,6 +39,7 @@ pub mod constant;
 pub mod daat;
 pub mod exhaustive;
 pub mod parser;
+pub mod phrase;
 pub mod plan;
 pub mod prune;
 pub mod window;
