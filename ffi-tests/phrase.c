@@ -53,6 +53,17 @@ static quarry_query *phrase(const char *field, const char *text, uint32_t slop) 
     return q;
 }
 
+/* A boolean of two clauses (which it frees). */
+static quarry_query *two(quarry_occur oa, quarry_query *a, quarry_occur ob, quarry_query *b) {
+    quarry_query *q = NULL;
+    OK(quarry_query_boolean(&q));
+    OK(quarry_query_add_clause(q, oa, a));
+    OK(quarry_query_add_clause(q, ob, b));
+    quarry_query_free(a);
+    quarry_query_free(b);
+    return q;
+}
+
 static float top_score(quarry_searcher *s, quarry_query *q) {
     quarry_hits *h = NULL;
     float sc = -1;
@@ -97,30 +108,15 @@ int main(int argc, char **argv) {
     CHECK(top_score(s, phrase("body", "lazy", 0)) > 0);
 
     /* As a boolean clause, and boosted. */
-    OK(quarry_query_boolean(&b));
-    q = phrase("body", "quick brown", 0);
-    OK(quarry_query_add_clause(b, QUARRY_OCCUR_MUST, q));
-    quarry_query_free(q);
-    q = ffi_term("body", "dog");
-    OK(quarry_query_add_clause(b, QUARRY_OCCUR_MUST_NOT, q));
-    quarry_query_free(q);
-    ffi_expect("must phrase, must not dog", s, b, (const int64_t[]){1}, 1, -1.0f);
-    OK(quarry_query_boolean(&b));
-    q = phrase("body", "the fox", 2);
-    OK(quarry_query_add_clause(b, QUARRY_OCCUR_SHOULD, q));
-    quarry_query_free(q);
-    q = phrase("body", "lazy dog", 0);
-    OK(quarry_query_add_clause(b, QUARRY_OCCUR_SHOULD, q));
-    quarry_query_free(q);
-    ffi_expect("should phrases", s, b, (const int64_t[]){1, 2, 3, 6}, 4, -1.0f);
-    OK(quarry_query_boolean(&b));
-    q = phrase("body", "brown fox", 1);
-    OK(quarry_query_add_clause(b, QUARRY_OCCUR_FILTER, q));
-    quarry_query_free(q);
-    q = ffi_term("body", "the");
-    OK(quarry_query_add_clause(b, QUARRY_OCCUR_MUST, q));
-    quarry_query_free(q);
-    ffi_expect("filter phrase", s, b, (const int64_t[]){1, 3}, 2, -1.0f);
+    ffi_expect("must phrase, must not dog", s,
+               two(QUARRY_OCCUR_MUST, phrase("body", "quick brown", 0), QUARRY_OCCUR_MUST_NOT, ffi_term("body", "dog")),
+               (const int64_t[]){1}, 1, -1.0f);
+    ffi_expect("should phrases", s,
+               two(QUARRY_OCCUR_SHOULD, phrase("body", "the fox", 2), QUARRY_OCCUR_SHOULD, phrase("body", "lazy dog", 0)),
+               (const int64_t[]){1, 2, 3, 6}, 4, -1.0f);
+    ffi_expect("filter phrase", s,
+               two(QUARRY_OCCUR_FILTER, phrase("body", "brown fox", 1), QUARRY_OCCUR_MUST, ffi_term("body", "the")),
+               (const int64_t[]){1, 3}, 2, -1.0f);
     q = phrase("body", "quick brown", 0);
     OK(quarry_query_boost(q, 2.0f, &b));
     quarry_query_free(q);

@@ -158,42 +158,6 @@ fn same_on_every_path(s: &Searcher, q: &Query, k: usize, sort: Option<SortSpec>)
     exact.unwrap()
 }
 
-/// The phrase frequency by its definition (docs/QUERY-SYNTAX.md), from the
-/// document's tokens.
-fn model_freq(doc: &[&str], phrase: &[&str], slop: u32) -> u32 {
-    let lists: Vec<Vec<i64>> = phrase
-        .iter()
-        .enumerate()
-        .map(|(off, t)| {
-            doc.iter()
-                .enumerate()
-                .filter(|(_, w)| *w == t)
-                .map(|(p, _)| p as i64 - off as i64)
-                .collect()
-        })
-        .collect();
-    let mut at = vec![0usize; phrase.len()];
-    let mut freq = 0;
-    loop {
-        if (0..at.len()).any(|s| at[s] >= lists[s].len()) {
-            return freq;
-        }
-        let rel: Vec<i64> = (0..at.len()).map(|s| lists[s][at[s]]).collect();
-        let least = *rel.iter().min().unwrap();
-        let span = rel.iter().max().unwrap() - least;
-        // Positions, not relative ones, tell whether two slots share one.
-        let pos: Vec<i64> = rel.iter().enumerate().map(|(s, r)| r + s as i64).collect();
-        let shared = (0..pos.len()).any(|s| (0..s).any(|r| pos[r] == pos[s]));
-        if span <= i64::from(slop) && !shared {
-            freq += 1;
-            at.iter_mut().for_each(|a| *a += 1);
-        } else {
-            let s = rel.iter().position(|&r| r == least).unwrap();
-            at[s] += 1;
-        }
-    }
-}
-
 /// The float64 BM25 score of every matching document: the phrase scores as
 /// a term with the phrase frequency and the sum of the tokens' idfs.
 fn model(docs: &[Vec<&str>], phrase: &[&str], slop: u32) -> Vec<(u64, f64)> {
@@ -210,7 +174,7 @@ fn model(docs: &[Vec<&str>], phrase: &[&str], slop: u32) -> Vec<(u64, f64)> {
         .iter()
         .enumerate()
         .filter_map(|(i, d)| {
-            let pf = f64::from(model_freq(d, phrase, slop));
+            let pf = f64::from(common::phrase_freq(d, phrase, slop));
             let dl = f64::from(norm_to_length(length_to_norm(d.len() as u32)));
             (pf > 0.0).then(|| {
                 let s = idf * 2.2 * pf / (pf + 1.2 * (0.25 + 0.75 * dl / avgdl));
@@ -324,7 +288,7 @@ fn slop_reorders_gaps_and_repeats() {
     let h = x.s.search(&phrase(x.body, "a b", 0), &req).unwrap();
     assert_eq!(h.hits[0].doc, 6);
     // "a a" in "a a a" counts 2, as a model of two frequencies says.
-    assert_eq!(model_freq(&docs[4], &["a", "a"], 0), 2);
+    assert_eq!(common::phrase_freq(&docs[4], &["a", "a"], 0), 2);
     for text in ["a b", "b a", "a a", "a b a", "a b c", "x b"] {
         for slop in 0..5 {
             agrees_with_model(&x, &docs, text, slop);

@@ -671,20 +671,28 @@ impl<'a> BoolScorer<'a> {
     }
 
     fn leapfrog(&mut self, target: u32) -> u32 {
-        let lead = self.required[0];
-        let mut candidate = self.children[lead].seek(target);
-        'outer: while candidate != NO_MORE {
-            for &i in &self.required[1..] {
-                let d = self.children[i].seek(candidate);
-                if d > candidate {
-                    candidate = self.children[lead].seek(d);
-                    continue 'outer;
-                }
-            }
-            return candidate;
-        }
-        NO_MORE
+        let children = &mut self.children;
+        leapfrog(&self.required, target, |i, t| children[i].seek(t))
     }
+}
+
+/// The first document `>= target` on which every clause of `required`
+/// (indexes, the lead first) is, each moved by `seek(index, target)`.
+#[inline]
+pub fn leapfrog(required: &[usize], target: u32, mut seek: impl FnMut(usize, u32) -> u32) -> u32 {
+    let lead = required[0];
+    let mut candidate = seek(lead, target);
+    'outer: while candidate != NO_MORE {
+        for &i in &required[1..] {
+            let d = seek(i, candidate);
+            if d > candidate {
+                candidate = seek(lead, d);
+                continue 'outer;
+            }
+        }
+        return candidate;
+    }
+    NO_MORE
 }
 
 impl Scorer for BoolScorer<'_> {

@@ -40,7 +40,7 @@ use crate::error::{Error, Result};
 use crate::format::positions::Positions;
 use crate::format::postings::BadPostings;
 use crate::query::bm25::TermWeight;
-use crate::query::daat::{NO_MORE, Scorer, TermScorer};
+use crate::query::daat::{self, NO_MORE, Scorer, TermScorer};
 use crate::query::plan::PhraseNode;
 use crate::read::LiveSegment;
 
@@ -54,6 +54,11 @@ pub fn no_positions(seg: &LiveSegment, node: &PhraseNode) -> Error {
     ))
 }
 
+/// The (block, index in it, end offset in the positions data) of the
+/// posting whose positions were read last: the next read in that block
+/// resumes there.
+type ReadAt = (usize, usize, usize);
+
 /// One phrase's terms over a segment: their postings cursors (weighted
 /// with the phrase's weight, so their bounds are the phrase's), their
 /// positions, and the scratch space matching reuses.
@@ -63,13 +68,18 @@ struct PhraseTerms<'a> {
     positions: Vec<Positions<'a>>,
     /// Cursor indexes, rarest first: the lead, then the others.
     order: Vec<usize>,
+    /// Slot indexes, their terms rarest first: the order an exact phrase
+    /// is checked in.
+    slot_order: Vec<usize>,
     /// Per term, the positions read for the current candidate.
     bufs: Vec<Vec<u32>>,
-    /// Per term, the (block, index, end) of the posting read last, to
-    /// resume from.
-    last: Vec<Option<(usize, usize, usize)>>,
+    /// Per term, where its positions were read last, and whether `bufs`
+    /// holds the current candidate's.
+    last: Vec<(Option<ReadAt>, bool)>,
     /// Per slot, the index of its position in its term's buffer.
     at: Vec<usize>,
+    /// The exact phrase's possible starts still standing.
+    starts: Vec<u32>,
     norms: Option<&'a [u8]>,
     err: Option<BadPostings>,
 }
@@ -96,14 +106,18 @@ impl<'a> PhraseTerms<'a> {
         }
         let mut order: Vec<usize> = (0..n).collect();
         order.sort_by_key(|&i| cursors[i].cost());
+        let mut slot_order: Vec<usize> = (0..node.slots.len()).collect();
+        slot_order.sort_by_key(|&s| cursors[node.slots[s].1].cost());
         Ok(Some(PhraseTerms {
             node,
             cursors,
             positions,
             order,
+            slot_order,
             bufs: vec![Vec::new(); n],
-            last: vec![None; n],
+            last: vec![(None, false); n],
             at: vec![0; node.slots.len()],
+            starts: Vec::new(),
             norms: r.norms(node.field),
             err: None,
         }))
@@ -115,18 +129,8 @@ impl<'a> PhraseTerms<'a> {
 
     /// The first document `>= target` holding every term.
     fn leapfrog(&mut self, target: u32) -> u32 {
-        let mut candidate = self.lead().seek(target);
-        'outer: while candidate != NO_MORE {
-            for &i in &self.order[1..] {
-                let d = self.cursors[i].seek(candidate);
-                if d > candidate {
-                    candidate = self.cursors[self.order[0]].seek(d);
-                    continue 'outer;
-                }
-            }
-            return candidate;
-        }
-        NO_MORE
+        let cursors = &mut self.cursors;
+        daat::leapfrog(&self.order, target, |i, t| cursors[i].seek(t))
     }
 
     fn norm(&self, doc: u32) -> u8 {
@@ -138,30 +142,61 @@ impl<'a> PhraseTerms<'a> {
         self.cursors.iter_mut().map(|c| c.tf()).min().unwrap_or(0)
     }
 
+    /// Reads term `i`'s positions in the candidate into its buffer
+    /// (once per candidate); false after a decode error.
+    fn read(&mut self, i: usize) -> bool {
+        let (last, fresh) = &mut self.last[i];
+        if *fresh {
+            return true;
+        }
+        let c = &mut self.cursors[i];
+        let (b, index) = (c.block(), c.pos());
+        let after = match *last {
+            Some((lb, li, end)) if lb == b && li < index => Some((li, end)),
+            _ => None,
+        };
+        match self.positions[i].read_after(b, after, index, c.block_tfs(), &mut self.bufs[i]) {
+            Ok(end) => {
+                (*last, *fresh) = (Some((b, index, end)), true);
+                true
+            }
+            Err(e) => {
+                self.err = Some(e);
+                false
+            }
+        }
+    }
+
     /// The phrase frequency of the candidate every cursor is on (see the
-    /// module docs), reading each term's positions of that document only.
+    /// module docs), reading its positions only, each term's once. An exact
+    /// phrase reads its terms rarest first and stops when no start is
+    /// left, so most candidates that fail read few terms' positions.
     fn freq(&mut self) -> u32 {
-        for (i, c) in self.cursors.iter_mut().enumerate() {
-            let (b, index) = (c.block(), c.pos());
-            let after = match self.last[i] {
-                Some((lb, li, end)) if lb == b && li < index => Some((li, end)),
-                _ => None,
-            };
-            let tfs = c.block_tfs();
-            match self.positions[i].read_after(b, after, index, tfs, &mut self.bufs[i]) {
-                Ok(end) => self.last[i] = Some((b, index, end)),
-                Err(e) => {
-                    self.err = Some(e);
+        self.last.iter_mut().for_each(|l| l.1 = false);
+        let slots = &self.node.slots;
+        if self.node.slop > 0 {
+            for i in 0..self.cursors.len() {
+                if !self.read(i) {
                     return 0;
                 }
             }
+            return sloppy_freq(slots, &self.bufs, self.node.slop, &mut self.at);
         }
-        let slots = &self.node.slots;
-        if self.node.slop == 0 {
-            exact_freq(slots, &self.bufs)
-        } else {
-            sloppy_freq(slots, &self.bufs, self.node.slop, &mut self.at)
+        for k in 0..self.slot_order.len() {
+            let (off, t) = slots[self.slot_order[k]];
+            if !self.read(t) {
+                return 0;
+            }
+            if k == 0 {
+                first_starts(&mut self.starts, &self.bufs[t], off);
+            } else {
+                keep_starts(&mut self.starts, &self.bufs[t], off);
+            }
+            if self.starts.is_empty() {
+                return 0;
+            }
         }
+        self.starts.len() as u32
     }
 
     fn error(&self) -> Option<BadPostings> {
@@ -171,45 +206,35 @@ impl<'a> PhraseTerms<'a> {
     }
 }
 
-/// The exact phrase frequency: positions `p` of the first slot's term at
-/// which every slot's term holds `p - offset(first) + offset(slot)` (the
-/// sloppy frequency at slop 0, by intersection of the slots' lists).
-fn exact_freq(slots: &[(u32, usize)], lists: &[Vec<u32>]) -> u32 {
-    let (off0, t0) = slots[0];
-    let mut count = 0;
-    // Per slot past the first, where its search resumes (candidates ascend).
-    let mut from = [0usize; 16];
-    let mut from_vec;
-    let from: &mut [usize] = if slots.len() <= from.len() {
-        &mut from[..slots.len()]
-    } else {
-        from_vec = vec![0; slots.len()];
-        &mut from_vec
-    };
-    'next: for &p in &lists[t0] {
-        let Some(start) = p.checked_sub(off0) else {
-            continue;
+/// The exact phrase's starts that the positions `list` of a slot at
+/// offset `off` allow: each position minus the offset (the phrase's
+/// tokens at `start + offset`; the sloppy frequency at slop 0 is the
+/// number of starts every slot allows).
+fn first_starts(starts: &mut Vec<u32>, list: &[u32], off: u32) {
+    starts.clear();
+    starts.extend(list.iter().filter_map(|&p| p.checked_sub(off)));
+}
+
+/// Keeps the `starts` (ascending) at which the slot at offset `off`,
+/// whose term's positions are `list`, stands.
+fn keep_starts(starts: &mut Vec<u32>, list: &[u32], off: u32) {
+    let (mut j, mut kept) = (0, 0);
+    for k in 0..starts.len() {
+        let Some(want) = starts[k].checked_add(off) else {
+            break;
         };
-        for (s, &(off, t)) in slots.iter().enumerate().skip(1) {
-            let Some(want) = start.checked_add(off) else {
-                return count;
-            };
-            let list = &lists[t];
-            let mut i = from[s];
-            while i < list.len() && list[i] < want {
-                i += 1;
-            }
-            from[s] = i;
-            if i == list.len() {
-                return count;
-            }
-            if list[i] != want {
-                continue 'next;
-            }
+        while j < list.len() && list[j] < want {
+            j += 1;
         }
-        count += 1;
+        if j == list.len() {
+            break;
+        }
+        if list[j] == want {
+            starts[kept] = starts[k];
+            kept += 1;
+        }
     }
-    count
+    starts.truncate(kept);
 }
 
 /// The sloppy phrase frequency of the module docs; `at` is scratch.
@@ -397,6 +422,19 @@ mod tests {
 
     fn sloppy(slots: &[(u32, usize)], lists: &[Vec<u32>], slop: u32) -> u32 {
         sloppy_freq(slots, lists, slop, &mut vec![0; slots.len()])
+    }
+
+    /// The exact frequency, slots taken last to first (any order gives it).
+    fn exact_freq(slots: &[(u32, usize)], lists: &[Vec<u32>]) -> u32 {
+        let mut starts = Vec::new();
+        for (k, &(off, t)) in slots.iter().rev().enumerate() {
+            if k == 0 {
+                first_starts(&mut starts, &lists[t], off);
+            } else {
+                keep_starts(&mut starts, &lists[t], off);
+            }
+        }
+        starts.len() as u32
     }
 
     #[test]
