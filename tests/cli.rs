@@ -1380,8 +1380,12 @@ fn search_with_the_query_parser() {
         err.contains("at byte 2") && err.contains("integer"),
         "{err}"
     );
-    let err = fails(&["search", d, "\"x y\"", "--syntax", "parser"], 1);
-    assert!(err.contains("positions"), "{err}");
+    // A quoted phrase runs on every path: doc 5 is "x y".
+    for exec in ["exhaustive", "daat", "auto"] {
+        assert_eq!(ids("\"x y\"", &["--exec", exec]), ["5"], "{exec}");
+        assert!(ids("\"y x\"~1", &["--exec", exec]).is_empty(), "{exec}");
+        assert_eq!(ids("\"y x\"~2", &["--exec", exec]), ["5"], "{exec}");
+    }
     let err = fails(&["search", d, "x", "--syntax", "lucene"], 2);
     assert!(err.contains("'terms' or 'parser'"), "{err}");
     assert!(ok(&["search", "--help"]).contains("--syntax terms|parser"));
