@@ -146,4 +146,69 @@ static inline quarry_searcher *ffi_index_texts(const char *dir, const char *anal
     return s;
 }
 
+static inline uint32_t ffi_bits_of(float f) {
+    uint32_t b;
+    memcpy(&b, &f, sizeof b);
+    return b;
+}
+
+/* The most hits ffi_expect looks at. */
+#define FFI_EXPECT_MAX 64
+
+/*
+ * Runs `q` on every execution path: each must give the exhaustive path's
+ * documents and score bits. The hits must be the documents with ids
+ * `ids` (any order when `n` > 1 ties are possible: checked as a set; at
+ * most FFI_EXPECT_MAX), each scoring `score` when `score` >= 0, their
+ * stored i64 field "id". Frees `q`.
+ */
+static inline void ffi_expect(const char *what, quarry_searcher *s, quarry_query *q, const int64_t *ids, size_t n,
+                   float score) {
+    static const quarry_exec_mode MODES[] = {QUARRY_EXEC_EXHAUSTIVE, QUARRY_EXEC_DAAT, QUARRY_EXEC_AUTO};
+    uint64_t docs[FFI_EXPECT_MAX];
+    uint32_t scores[FFI_EXPECT_MAX];
+    size_t m, i, j;
+    for (m = 0; m < 3; m++) {
+        quarry_hits *h = NULL;
+        OK(quarry_searcher_set_exec_mode(s, MODES[m]));
+        OK(quarry_searcher_search(s, q, NULL, 0, FFI_EXPECT_MAX, &h));
+        if (quarry_hits_len(h) != n || quarry_hits_total(h) != n) {
+            fprintf(stderr, "%s: mode %u gave %zu hits, expected %zu\n", what, (unsigned)MODES[m],
+                    quarry_hits_len(h), n);
+            ffi_failures++;
+            quarry_hits_free(h);
+            continue;
+        }
+        for (i = 0; i < n; i++) {
+            uint64_t doc = 0;
+            float sc = 0;
+            int64_t id = -1;
+            int found = 0;
+            OK(quarry_hits_doc(h, i, &doc));
+            OK(quarry_hits_score(h, i, &sc));
+            OK(quarry_hits_stored_i64(h, i, S("id"), &id));
+            for (j = 0; j < n; j++) found |= ids[j] == id;
+            if (!found) {
+                fprintf(stderr, "%s: unexpected id %lld\n", what, (long long)id);
+                ffi_failures++;
+            }
+            if (score >= 0 && sc != score) {
+                fprintf(stderr, "%s: id %lld scored %g, expected %g\n", what, (long long)id, sc, score);
+                ffi_failures++;
+            }
+            if (m == 0) {
+                docs[i] = doc;
+                scores[i] = ffi_bits_of(sc);
+            } else if (docs[i] != doc || scores[i] != ffi_bits_of(sc)) {
+                fprintf(stderr, "%s: mode %u differs from the exhaustive path at hit %zu\n", what,
+                        (unsigned)MODES[m], i);
+                ffi_failures++;
+            }
+        }
+        quarry_hits_free(h);
+    }
+    OK(quarry_searcher_set_exec_mode(s, QUARRY_EXEC_AUTO));
+    quarry_query_free(q);
+}
+
 #endif /* QUARRY_FFI_COMMON_H */

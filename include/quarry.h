@@ -918,6 +918,33 @@ quarry_status quarry_query_match(const char *field,
                                  quarry_query **out);
 
 /**
+ * A phrase query: `text` is analysed like the text field `field`, and
+ * its tokens must occur in that order at consecutive positions, or with
+ * `slop` > 0 at most `slop` moves out of place in total (two swapped
+ * tokens are 2 moves). Scored by BM25 as one term whose frequency is the
+ * number of matches (each token position serving one match per token of
+ * the phrase) and whose idf is the sum of the tokens' idfs. A text of one
+ * token is that term's query; a text with no token matches nothing.
+ * `docs/QUERY-SYNTAX.md` ("Phrases") gives the exact definition.
+ *
+ * On `QUARRY_OK`, `*out` is a new query owned by the caller.
+ * Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_INVALID_UTF8`. Searching it
+ * fails with `QUARRY_SCHEMA` when `field` is not a text field of the
+ * index, and with `QUARRY_UNSUPPORTED` when the field does not store
+ * token positions.
+ *
+ * # Safety
+ * `field`/`text` are NULL or valid for reading `field_len`/`text_len`
+ * bytes; `out` is NULL or valid for writing one pointer.
+ */
+quarry_status quarry_query_phrase(const char *field,
+                                  size_t field_len,
+                                  const char *text,
+                                  size_t text_len,
+                                  uint32_t slop,
+                                  quarry_query **out);
+
+/**
  * An empty boolean query; add clauses with `quarry_query_add_clause`. With
  * no MUST, FILTER or SHOULD clause it matches nothing.
  *

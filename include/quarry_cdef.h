@@ -258,6 +258,13 @@ quarry_status quarry_query_match(const char *field,
                                  quarry_operator op,
                                  quarry_query **out);
 
+quarry_status quarry_query_phrase(const char *field,
+                                  size_t field_len,
+                                  const char *text,
+                                  size_t text_len,
+                                  uint32_t slop,
+                                  quarry_query **out);
+
 quarry_status quarry_query_boolean(quarry_query **out);
 
 quarry_status quarry_query_add_clause(quarry_query *boolean,

@@ -160,6 +160,9 @@ fn query_terms(node: &Node, field: FieldId, out: &mut Vec<Vec<u8>>) {
     match node {
         Node::Term(t) if t.field == field => add(&t.key),
         Node::Terms(s) if s.field == field => s.keys.iter().for_each(|k| add(k)),
+        // A phrase's terms, each marked wherever it occurs (not only
+        // inside an occurrence of the phrase).
+        Node::Phrase(p) if p.field == field => p.terms.iter().for_each(|t| add(&t.key)),
         Node::Bool(clauses) => {
             for (occur, n) in clauses {
                 if *occur != Occur::MustNot {
@@ -167,7 +170,12 @@ fn query_terms(node: &Node, field: FieldId, out: &mut Vec<Vec<u8>>) {
                 }
             }
         }
-        Node::Term(_) | Node::Terms(_) | Node::Empty | Node::All(_) | Node::Range(_) => {}
+        Node::Term(_)
+        | Node::Terms(_)
+        | Node::Phrase(_)
+        | Node::Empty
+        | Node::All(_)
+        | Node::Range(_) => {}
     }
 }
 

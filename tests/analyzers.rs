@@ -252,6 +252,62 @@ fn positions_come_from_the_analyzer_with_gaps_for_stop_words() {
     assert!(report.is_clean(), "{:?}", report.problems);
 }
 
+/// Phrases are analysed like the field: inflected forms match, and a
+/// stop word in the phrase stands for one position, as in documents.
+#[test]
+fn phrases_are_analysed_by_the_field_and_keep_stop_word_gaps() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut schema = Schema::new();
+    let (id, en) = common::add_id_and_body(&mut schema, false);
+    schema.set_analyzer(en, Analyzer::English).unwrap();
+    let stop = schema
+        .add_field("stop", FieldType::Text, FieldFlags::default())
+        .unwrap();
+    schema.set_analyzer(stop, Analyzer::EnglishStop).unwrap();
+    let mut w = IndexWriter::create(tmp.path(), &schema, WriterConfig::default()).unwrap();
+    let texts = [
+        "the dog runs home",   // 0
+        "running dogs bark",   // 1
+        "dogs and the runner", // 2
+        "quick a fox",         // 3: quick _ fox
+        "quick fox",           // 4: quick fox
+        "quick of the fox",    // 5: quick _ _ fox
+    ];
+    for (n, t) in texts.iter().enumerate() {
+        let mut d = Document::new();
+        d.add_i64(id, n as i64).add_str(en, t).add_str(stop, t);
+        w.add_document(&d).unwrap();
+    }
+    w.commit().unwrap();
+    let phrase = |field, text: &str, slop| Query::Phrase {
+        field,
+        text: text.into(),
+        slop,
+    };
+    for exec in [ExecMode::Exhaustive, ExecMode::Daat, ExecMode::Auto] {
+        let s = searcher(tmp.path(), exec);
+        // "run dog": documents 1 ("running dogs"); 0 has "dog runs".
+        assert_eq!(ids_of(&s, &phrase(en, "Running Dog", 0)), [1], "{exec:?}");
+        assert_eq!(
+            ids_of(&s, &phrase(en, "running dog", 2)),
+            [0, 1],
+            "{exec:?}"
+        );
+        // One stop word between: quick _ fox.
+        assert_eq!(
+            ids_of(&s, &phrase(stop, "quick the fox", 0)),
+            [3],
+            "{exec:?}"
+        );
+        assert_eq!(ids_of(&s, &phrase(stop, "quick fox", 0)), [4], "{exec:?}");
+        assert_eq!(
+            ids_of(&s, &phrase(stop, "quick and of fox", 0)),
+            [5],
+            "{exec:?}"
+        );
+    }
+}
+
 #[test]
 fn the_cli_takes_the_analyzer_from_the_schema_and_searches_with_it() {
     let tmp = tempfile::tempdir().unwrap();

@@ -1386,10 +1386,74 @@ fn search_with_the_query_parser() {
         err.contains("at byte 2") && err.contains("integer"),
         "{err}"
     );
-    let err = fails(&["search", d, "\"x y\"", "--syntax", "parser"], 1);
-    assert!(err.contains("positions"), "{err}");
+    // A quoted phrase runs on every path: doc 5 is "x y".
+    for exec in ["exhaustive", "daat", "auto"] {
+        assert_eq!(ids("\"x y\"", &["--exec", exec]), ["5"], "{exec}");
+        assert!(ids("\"y x\"~1", &["--exec", exec]).is_empty(), "{exec}");
+        assert_eq!(ids("\"y x\"~2", &["--exec", exec]), ["5"], "{exec}");
+    }
     let err = fails(&["search", d, "x", "--syntax", "lucene"], 2);
     assert!(err.contains("'terms' or 'parser'"), "{err}");
     assert!(ok(&["search", "--help"]).contains("--syntax terms|parser"));
     assert!(ok(&["search", "--help"]).contains("--parse "));
+}
+
+#[test]
+fn phrases_from_op_phrase_and_from_the_parser_agree() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (idx, _) = index_sample_head(tmp.path(), 1500);
+    let key = |r: &Row| (r.qno, r.rank, r.id.clone(), r.bits.clone(), r.total);
+    let keys = |rows: &[Row]| rows.iter().map(key).collect::<Vec<_>>();
+    for (text, slop) in [
+        ("of the", 0),
+        ("the family of", 0),
+        ("Mrs. Dashwood", 0),
+        ("dashwood mrs", 2),
+        ("said he", 1),
+    ] {
+        let slop_arg = slop.to_string();
+        let phrase = search_rows(
+            &idx,
+            text,
+            &["--op", "phrase", "--slop", &slop_arg, "--k", "20"],
+        );
+        let quoted = if slop == 0 {
+            format!("\"{text}\"")
+        } else {
+            format!("\"{text}\"~{slop}")
+        };
+        let parsed = search_rows(&idx, &quoted, &["--parse", "--k", "20"]);
+        assert!(!phrase.is_empty(), "{text:?} matches");
+        assert_eq!(keys(&phrase), keys(&parsed), "{text:?}~{slop}");
+        // Every path gives the same rows.
+        for exec in ["exhaustive", "daat"] {
+            let other = search_rows(
+                &idx,
+                text,
+                &[
+                    "--op", "phrase", "--slop", &slop_arg, "--k", "20", "--exec", exec,
+                ],
+            );
+            assert_eq!(keys(&other), keys(&phrase), "{text:?}~{slop} {exec}");
+        }
+        // A phrase matches a subset of the conjunction of its words.
+        let and = search_rows(&idx, text, &["--op", "and", "--k", "20"]);
+        assert!(phrase[0].total <= and[0].total, "{text:?}");
+    }
+    // Each line of a --queries file is one phrase.
+    let queries = tmp.path().join("q.tsv");
+    std::fs::write(&queries, "p\tthe family of\np\tof the\n").unwrap();
+    let file = rows(&ok(&search_tsv_args(&idx, &queries, &["--op", "phrase"])));
+    let one = search_rows(&idx, "of the", &["--op", "phrase"]);
+    let second: Vec<_> = file
+        .iter()
+        .filter(|r| r.qno == 2)
+        .map(|r| (r.rank, r.bits.clone()))
+        .collect();
+    let alone: Vec<_> = one.iter().map(|r| (r.rank, r.bits.clone())).collect();
+    assert_eq!(second, alone);
+    let usage = fails(&["search", s(&idx), "a b", "--slop", "2"], 2);
+    assert!(usage.contains("--slop needs --op phrase"), "{usage}");
+    let usage = fails(&["search", s(&idx), "a b", "--op", "phrase", "--parse"], 2);
+    assert!(usage.contains("--syntax terms"), "{usage}");
 }

@@ -350,6 +350,11 @@ fn c_highlight() {
 }
 
 #[test]
+fn c_phrases() {
+    run_program(&[], &build_c99("phrase"), &[], &[]);
+}
+
+#[test]
 fn c_error_paths() {
     run_program(&[], &build_c99("errors"), &[], &[]);
 }
@@ -409,6 +414,7 @@ fn c_tests_under_valgrind() {
     run_program(&vg, &build_c99("query_lang"), &[], &[]);
     run_program(&vg, &build_c99("analyzers"), &[], &[]);
     run_program(&vg, &build_c99("highlight"), &[], &[]);
+    run_program(&vg, &build_c99("phrase"), &[], &[]);
     run_program(&vg, &build_c99("panic"), &[], &[]);
     run_program(&vg, &build_c99("threads"), &["6", "4"], &[]);
     // valgrind must see the library's allocations: a double free of a
@@ -486,6 +492,7 @@ fn c_tests_under_address_and_undefined_sanitizers() {
         "errors",
         "query_lang",
         "analyzers",
+        "phrase",
         "panic",
         "threads",
     ] {

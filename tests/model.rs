@@ -90,6 +90,8 @@ enum Q {
     All,
     Nothing,
     Boost(Box<Q>, usize),
+    /// Words (an index past [`WORDS`] is absent) as a phrase with a slop.
+    Phrase(Vec<usize>, u32),
 }
 
 fn bound<T: std::fmt::Debug + Clone + 'static>(
@@ -127,6 +129,8 @@ fn leaf() -> impl Strategy<Value = Q> {
             .prop_map(|(i, l, h)| Q::RangeTag(i, l, h)),
         1 => Just(Q::All),
         1 => Just(Q::Nothing),
+        3 => (proptest::collection::vec(0..WORDS.len() + 1, 0..4), 0u32..4)
+            .prop_map(|(w, slop)| Q::Phrase(w, slop)),
     ]
 }
 
@@ -195,6 +199,15 @@ fn to_query(q: &Q, f: &Fields) -> Query {
         Q::All => Query::All,
         Q::Nothing => Query::None,
         Q::Boost(q, b) => to_query(q, f).boost(BOOSTS[*b]),
+        Q::Phrase(ws, slop) => Query::Phrase {
+            field: body,
+            text: ws
+                .iter()
+                .map(|&w| word_str(w))
+                .collect::<Vec<_>>()
+                .join(" "),
+            slop: *slop,
+        },
     }
 }
 
@@ -227,11 +240,20 @@ struct Stats {
     tag_df: HashMap<String, u64>,
 }
 
+fn idf(stats: &Stats, df: u64) -> f64 {
+    let n = stats.n_docs as f64;
+    (1.0 + (n - df as f64 + 0.5) / (df as f64 + 0.5)).ln()
+}
+
 fn term_score(stats: &Stats, df: u64, tf: u32, len: Option<u32>, boost: f64) -> f32 {
+    idf_score(stats, idf(stats, df), tf, len, boost)
+}
+
+/// The score of frequency `tf` for a term (or a phrase) of idf `idf`.
+fn idf_score(stats: &Stats, idf: f64, tf: u32, len: Option<u32>, boost: f64) -> f32 {
     // Written out independently of the engine's bm25 module; a boost
     // multiplies the weight before its one rounding to f32.
     let n = stats.n_docs as f64;
-    let idf = (1.0 + (n - df as f64 + 0.5) / (df as f64 + 0.5)).ln();
     let w = (idf * 2.2 * boost) as f32;
     let inv = match len {
         Some(len) => {
@@ -285,6 +307,23 @@ fn eval(q: &Q, d: &ModelDoc, s: &Stats, boost: f64) -> Option<f32> {
         Q::All => Some(constant),
         Q::Nothing => None,
         Q::Boost(q, b) => eval(q, d, s, boost * f64::from(BOOSTS[*b])),
+        Q::Phrase(ws, slop) => {
+            let words: Vec<&str> = ws.iter().map(|&w| word_str(w)).collect();
+            match words.as_slice() {
+                [] => None,
+                [_] => eval(&Q::Term(ws[0]), d, s, boost),
+                _ => {
+                    // Every token's idf, a repeated one each time; a token
+                    // no document holds matches nothing.
+                    let mut idf_sum = 0.0;
+                    for w in &words {
+                        idf_sum += idf(s, *s.df.get(*w).filter(|&&df| df > 0)?);
+                    }
+                    let pf = common::phrase_freq(&d.body, &words, *slop);
+                    (pf > 0).then(|| idf_score(s, idf_sum, pf, Some(d.body.len() as u32), boost))
+                }
+            }
+        }
         Q::Match(ws, and) => {
             let mut distinct: Vec<usize> = Vec::new();
             for &w in ws {

@@ -275,13 +275,14 @@ fn unsupported_and_invalid_queries_are_clear_errors() {
     let x = index();
     let req = SearchRequest::top(5);
     let err = |q: Query| x.s.search(&q, &req).unwrap_err();
+    // Phrases need a text field (and positions: tests/phrase.rs).
     let phrase = Query::Phrase {
-        field: x.body,
+        field: x.year_idx,
         text: "rare seven".into(),
         slop: 1,
     };
     match err(phrase) {
-        Error::Unsupported(m) => assert!(m.contains("\"body\"") && m.contains("positions"), "{m}"),
+        Error::Schema(m) => assert!(m.contains("\"year_idx\"") && m.contains("text"), "{m}"),
         other => panic!("{other}"),
     }
     for b in [f32::NAN, -1.0, f32::INFINITY] {
@@ -346,8 +347,12 @@ fn parsed_queries_run_like_the_queries_they_stand_for() {
         assert_eq!(q, want, "{text}");
         same_on_every_path(&x.s, &q, None);
     }
-    let e =
-        x.s.search(&parse("\"rare seven\""), &SearchRequest::top(1))
-            .unwrap_err();
-    assert!(matches!(e, Error::Unsupported(_)), "{e}");
+    // A parsed phrase runs on every path: every seventh document holds
+    // "rare seven", none "seven rare" exactly.
+    let hits = same_on_every_path(&x.s, &parse("\"rare seven\""), None);
+    assert_eq!(hits.total_hits, 10_000u64.div_ceil(7));
+    let swapped = same_on_every_path(&x.s, &parse("\"seven rare\""), None);
+    assert_eq!(swapped.total_hits, 0);
+    let sloppy = same_on_every_path(&x.s, &parse("\"seven rare\"~2"), None);
+    assert_eq!(sloppy.total_hits, hits.total_hits);
 }

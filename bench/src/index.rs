@@ -136,8 +136,9 @@ impl IndexReport {
     }
 }
 
-/// quarry's schema for the bench corpus.
-pub fn quarry_schema() -> Schema {
+/// quarry's schema for the bench corpus; `positions` keeps the text
+/// fields' token positions (the phrase benchmark).
+pub fn quarry_schema(positions: bool) -> Schema {
     let mut s = Schema::new();
     let f = |stored, indexed, sortable| FieldFlags {
         stored,
@@ -154,11 +155,12 @@ pub fn quarry_schema() -> Schema {
         .expect("year");
     s.add_field("category", FieldType::String, f(false, false, true))
         .expect("category");
-    // No positions, as tantivy's fields are indexed `WithFreqs`: the
-    // queries measured need none, and index sizes compare like for like.
+    // Without `positions`, no positions, as tantivy's fields are then
+    // indexed `WithFreqs`: the queries measured need none, and index sizes
+    // compare like for like (with them, tantivy's are `WithFreqsAndPositions`).
     for name in ["title", "body"] {
         let id = s.field(name).expect("text field");
-        s.set_positions(id, false).expect("positions off");
+        s.set_positions(id, positions).expect("positions");
     }
     s
 }
@@ -177,16 +179,22 @@ pub fn tantivy_analyzer() -> TextAnalyzer {
         .build()
 }
 
-/// tantivy's schema for the bench corpus: text fields with freqs and norms
-/// but no positions (quarry's bench schema turns its positions off), title stored, id stored
-/// and fast (to map hits back), year and category fast only.
-pub fn tantivy_schema() -> TSchema {
+/// tantivy's schema for the bench corpus: text fields with freqs and norms,
+/// and positions only with `positions` (as quarry's bench schema), title
+/// stored, id stored and fast (to map hits back), year and category fast
+/// only.
+pub fn tantivy_schema(positions: bool) -> TSchema {
     let mut b = TSchema::builder();
+    let record = if positions {
+        IndexRecordOption::WithFreqsAndPositions
+    } else {
+        IndexRecordOption::WithFreqs
+    };
     let text = |stored: bool| {
         let o = TextOptions::default().set_indexing_options(
             TextFieldIndexing::default()
                 .set_tokenizer(TOKENIZER)
-                .set_index_option(IndexRecordOption::WithFreqs),
+                .set_index_option(record),
         );
         if stored { o.set_stored() } else { o }
     };
@@ -198,12 +206,12 @@ pub fn tantivy_schema() -> TSchema {
     b.build()
 }
 
-/// Opens (or creates) a tantivy index with the bench analyzer registered.
-pub fn tantivy_open(dir: &Path, create: bool) -> tantivy::Result<Index> {
-    let index = if create {
-        Index::create_in_dir(dir, tantivy_schema())?
-    } else {
-        Index::open_in_dir(dir)?
+/// Opens a tantivy index, or creates one (`Some(positions)`), with the
+/// bench analyzer registered.
+pub fn tantivy_open(dir: &Path, create: Option<bool>) -> tantivy::Result<Index> {
+    let index = match create {
+        Some(positions) => Index::create_in_dir(dir, tantivy_schema(positions))?,
+        None => Index::open_in_dir(dir)?,
     };
     index.tokenizers().register(TOKENIZER, tantivy_analyzer());
     Ok(index)
@@ -211,8 +219,14 @@ pub fn tantivy_open(dir: &Path, create: bool) -> tantivy::Result<Index> {
 
 /// The child side: indexes `corpus` with `engine` in `layout` into `dir`
 /// and prints the report as one JSON line.
-pub fn child_main(engine: Engine, layout: Layout, dir: &Path, corpus: &CorpusSpec) -> i32 {
-    match child_index(engine, layout, dir, corpus) {
+pub fn child_main(
+    engine: Engine,
+    layout: Layout,
+    dir: &Path,
+    corpus: &CorpusSpec,
+    positions: bool,
+) -> i32 {
+    match child_index(engine, layout, dir, corpus, positions) {
         Ok(r) => {
             println!("{}", r.to_json());
             0
@@ -273,6 +287,7 @@ fn child_index(
     layout: Layout,
     dir: &Path,
     corpus: &CorpusSpec,
+    positions: bool,
 ) -> Result<IndexReport, String> {
     let n = total_docs(corpus)?;
     let per_segment = n.div_ceil(SEVERAL).max(1);
@@ -290,7 +305,7 @@ fn child_index(
     let docs;
     match engine {
         Engine::Quarry => {
-            let schema = quarry_schema();
+            let schema = quarry_schema(positions);
             let (id, title, body, year, category) =
                 corpus_fields(|name| schema.field(name).expect("field"));
             let mut config = WriterConfig::default();
@@ -315,7 +330,7 @@ fn child_index(
             }
         }
         Engine::Tantivy => {
-            let index = tantivy_open(dir, true).map_err(|e| e.to_string())?;
+            let index = tantivy_open(dir, Some(positions)).map_err(|e| e.to_string())?;
             let s = index.schema();
             let (id, title, body, year, category) =
                 corpus_fields(|name| s.get_field(name).expect("field"));
@@ -361,7 +376,7 @@ fn child_index(
             .snapshot()
             .segments()
             .len(),
-        Engine::Tantivy => tantivy_open(dir, false)
+        Engine::Tantivy => tantivy_open(dir, None)
             .and_then(|i| i.searchable_segment_ids())
             .map_err(|e| e.to_string())?
             .len(),
@@ -397,7 +412,7 @@ pub fn live_bytes(engine: Engine, dir: &Path) -> Result<u64, String> {
             Ok(total)
         }
         Engine::Tantivy => {
-            let index = tantivy_open(dir, false).map_err(|e| e.to_string())?;
+            let index = tantivy_open(dir, None).map_err(|e| e.to_string())?;
             let live: Vec<String> = index
                 .searchable_segment_metas()
                 .map_err(|e| e.to_string())?
@@ -423,6 +438,7 @@ pub fn run_child(
     layout: Layout,
     dir: &Path,
     corpus: &CorpusSpec,
+    positions: bool,
 ) -> Result<IndexReport, String> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let out = Command::new(exe)
@@ -431,6 +447,7 @@ pub fn run_child(
         .arg(layout.name())
         .arg(dir)
         .args(corpus.to_args())
+        .args(positions.then_some("--positions"))
         .stderr(std::process::Stdio::inherit())
         .output()
         .map_err(|e| format!("cannot start the indexing child: {e}"))?;

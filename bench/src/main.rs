@@ -56,6 +56,12 @@ OPTIONS:
   --layouts L          one, several or one,several (default one,several)
   --threads N          also run each class with N threads sharing one searcher
   --sorted-only        run only the sorted classes (year:desc,score; category,year:desc)
+  --positions          index the text fields' token positions in both engines (quarry
+                       positions on, tantivy WithFreqsAndPositions), in their own
+                       index directories (idx-*-positions)
+  --phrases            run the seq-2, seq-3 and seq-5 classes as exact phrases (quarry
+                       Query::Phrase against tantivy PhraseQuery), and only them;
+                       implies --positions
   --reuse-indexes      reuse indexes in DIR built by an earlier run of the same corpus
   -h, --help           this text
 
@@ -75,6 +81,8 @@ struct Args {
     settings: Settings,
     layouts: Vec<Layout>,
     reuse: bool,
+    /// Index the text fields' positions (both engines).
+    positions: bool,
 }
 
 fn parse_regimes(v: &str) -> Result<Vec<Regime>, String> {
@@ -99,6 +107,7 @@ fn parse_args(raw: Vec<String>) -> Result<Args, String> {
     let mut reuse = false;
     let mut threads = 1usize;
     let mut sorted_only = false;
+    let (mut positions, mut phrases) = (false, false);
     let mut regimes = Regime::ALL.to_vec();
     let mut kind: Option<Synth> = None;
     let (mut vocab, mut zipf, mut doc_len) = (None, None, None);
@@ -142,6 +151,8 @@ fn parse_args(raw: Vec<String>) -> Result<Args, String> {
             }
             Long("reuse-indexes") => reuse = true,
             Long("sorted-only") => sorted_only = true,
+            Long("positions") => positions = true,
+            Long("phrases") => phrases = true,
             Long("threads") => threads = p.value().map_err(e)?.parse().map_err(e)?,
             Short('h') | Long("help") => {
                 println!("{USAGE}");
@@ -197,6 +208,7 @@ fn parse_args(raw: Vec<String>) -> Result<Args, String> {
             passes,
             threads: threads.max(1),
             sorted_only,
+            phrases,
             regimes,
             sabotage: Sabotage::from_env_value(
                 std::env::var("QUARRY_BENCH_SABOTAGE").ok().as_deref(),
@@ -204,6 +216,7 @@ fn parse_args(raw: Vec<String>) -> Result<Args, String> {
         },
         layouts,
         reuse,
+        positions: positions || phrases,
     })
 }
 
@@ -228,7 +241,9 @@ fn child(raw: &[String]) -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    ExitCode::from(index::child_main(engine, layout, Path::new(dir), &args.corpus) as u8)
+    ExitCode::from(
+        index::child_main(engine, layout, Path::new(dir), &args.corpus, args.positions) as u8,
+    )
 }
 
 /// The hidden subcommand `__count ENGINE QUARRY_DIR TANTIVY_DIR QUERIES CLASS
@@ -236,7 +251,7 @@ fn child(raw: &[String]) -> ExitCode {
 /// engine (see [`run::count_batch`], the function to count instructions
 /// in), and prints how many queries ran.
 fn count(raw: &[String]) -> ExitCode {
-    let usage = "usage: quarry-bench __count quarry|tantivy QUARRY_DIR TANTIVY_DIR QUERIES.tsv CLASS and|or lower-bound|exact";
+    let usage = "usage: quarry-bench __count quarry|tantivy QUARRY_DIR TANTIVY_DIR QUERIES.tsv CLASS and|or|phrase lower-bound|exact";
     let [engine, qdir, tdir, tsv, class, op, regime] = raw else {
         eprintln!("{usage}");
         return ExitCode::from(1);
@@ -245,13 +260,9 @@ fn count(raw: &[String]) -> ExitCode {
         eprintln!("{usage}");
         return ExitCode::from(1);
     };
-    let op = match op.as_str() {
-        "and" => quarry::Operator::And,
-        "or" => quarry::Operator::Or,
-        _ => {
-            eprintln!("{usage}");
-            return ExitCode::from(1);
-        }
+    let Some(op) = run::Op::from_name(op) else {
+        eprintln!("{usage}");
+        return ExitCode::from(1);
     };
     let Some(regime) = run::Regime::from_name(regime) else {
         eprintln!("{usage}");
@@ -466,7 +477,7 @@ fn run_all(args: &Args, raw: &[String]) -> Result<(), String> {
     let mut indexing = Vec::new();
     for &layout in &args.layouts {
         for engine in [Engine::Quarry, Engine::Tantivy] {
-            let dir = index_dir(&args.out, engine, layout);
+            let dir = index_dir(&args.out, engine, layout, args.positions);
             let saved = dir.with_extension("report.json");
             let stamp = format!("{} [{}]", args.corpus.describe(), args.corpus.fingerprint());
             let reused = if args.reuse {
@@ -490,7 +501,7 @@ fn run_all(args: &Args, raw: &[String]) -> Result<(), String> {
                         layout.name(),
                         dir.display()
                     );
-                    let r = index::run_child(engine, layout, &dir, &args.corpus)?;
+                    let r = index::run_child(engine, layout, &dir, &args.corpus, args.positions)?;
                     let mut v = r.to_json();
                     v["corpus"] = stamp.into();
                     let _ = std::fs::write(&saved, v.to_string());
@@ -515,8 +526,8 @@ fn run_all(args: &Args, raw: &[String]) -> Result<(), String> {
     let mut layouts = Vec::new();
     for &layout in &args.layouts {
         let engines = run::Engines::open(
-            &index_dir(&args.out, Engine::Quarry, layout),
-            &index_dir(&args.out, Engine::Tantivy, layout),
+            &index_dir(&args.out, Engine::Quarry, layout, args.positions),
+            &index_dir(&args.out, Engine::Tantivy, layout, args.positions),
         )?;
         let load_before = loadavg();
         eprintln!(
@@ -579,6 +590,9 @@ fn run_all(args: &Args, raw: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-fn index_dir(out: &Path, engine: Engine, layout: Layout) -> PathBuf {
-    out.join(format!("idx-{}-{}", engine.name(), layout.name()))
+/// Where an engine's index of a layout goes; indexes with positions
+/// apart from those without.
+fn index_dir(out: &Path, engine: Engine, layout: Layout, positions: bool) -> PathBuf {
+    let pos = if positions { "-positions" } else { "" };
+    out.join(format!("idx-{}-{}{pos}", engine.name(), layout.name()))
 }

@@ -12,7 +12,7 @@ use tantivy::Order;
 use tantivy::collector::sort_key::{SortBySimilarityScore, SortByStaticFastValue, SortByString};
 use tantivy::collector::{Collector, Count, TopDocs};
 use tantivy::columnar::Column;
-use tantivy::query::{BooleanQuery, Occur, Query as TQuery, TermQuery};
+use tantivy::query::{BooleanQuery, Occur, PhraseQuery, Query as TQuery, TermQuery};
 use tantivy::schema::IndexRecordOption;
 use tantivy::{DocAddress, ReloadPolicy, Term};
 
@@ -47,6 +47,8 @@ pub struct Settings {
     pub threads: usize,
     /// Run only the sorted ops of [`SORTED_CLASSES`].
     pub sorted_only: bool,
+    /// Run only the seq classes, as phrases.
+    pub phrases: bool,
     /// The counting regimes measured, each for every class and op.
     pub regimes: Vec<Regime>,
 }
@@ -155,6 +157,29 @@ pub enum SortMode {
 /// Classes that are also run sorted (BENCH.md: top-10 by year descending
 /// then score, and by category then year).
 pub const SORTED_CLASSES: [&str; 3] = ["mid-df-1", "mid-df-2", "mid-df-3"];
+
+/// How a query's tokens combine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// Every token must occur.
+    And,
+    /// At least one must.
+    Or,
+    /// The tokens in order at consecutive positions (an exact phrase).
+    Phrase,
+}
+
+impl Op {
+    /// `and`, `or` or `phrase`.
+    pub fn from_name(s: &str) -> Option<Op> {
+        match s {
+            "and" => Some(Op::And),
+            "or" => Some(Op::Or),
+            "phrase" => Some(Op::Phrase),
+            _ => None,
+        }
+    }
+}
 
 /// A query prepared for both engines.
 pub struct Prepared {
@@ -301,7 +326,7 @@ impl Engines {
         let schema = quarry.schema();
         let quarry_body = schema.field("body").ok_or("quarry index has no body")?;
         let quarry_id = schema.field("id").ok_or("quarry index has no id")?;
-        let index = tantivy_open(tantivy_dir, false).map_err(|e| e.to_string())?;
+        let index = tantivy_open(tantivy_dir, None).map_err(|e| e.to_string())?;
         let reader = index
             .reader_builder()
             .reload_policy(ReloadPolicy::Manual)
@@ -349,7 +374,7 @@ impl Engines {
 
     /// Prepares `text` for both engines. Errors when the two analyzers
     /// disagree on its tokens.
-    pub fn prepare(&self, text: &str, op: Operator) -> Result<Prepared, String> {
+    pub fn prepare(&self, text: &str, op: Op) -> Result<Prepared, String> {
         let mut mine: Vec<String> = Vec::new();
         for t in quarry::analysis::tokens(text) {
             if !mine.contains(&t) {
@@ -357,10 +382,13 @@ impl Engines {
             }
         }
         let mut theirs: Vec<String> = Vec::new();
+        // Every token, repeats too (a phrase's).
+        let mut sequence: Vec<String> = Vec::new();
         let mut analyzer = tantivy_analyzer();
         let mut ts = analyzer.token_stream(text);
         while ts.advance() {
             let t = &ts.token().text;
+            sequence.push(t.clone());
             if !theirs.contains(t) {
                 theirs.push(t.clone());
             }
@@ -370,9 +398,9 @@ impl Engines {
                 "the analyzers disagree on {text:?}: quarry {mine:?}, tantivy {theirs:?}"
             ));
         }
-        let occur = match op {
-            Operator::And => Occur::Must,
-            Operator::Or => Occur::Should,
+        let (occur, operator) = match op {
+            Op::And | Op::Phrase => (Occur::Must, Operator::And),
+            Op::Or => (Occur::Should, Operator::Or),
         };
         let term = |t: &str| -> Box<dyn TQuery> {
             Box::new(TermQuery::new(
@@ -380,16 +408,31 @@ impl Engines {
                 IndexRecordOption::WithFreqs,
             ))
         };
-        let tantivy: Box<dyn TQuery> = if theirs.len() == 1 {
+        let tantivy: Box<dyn TQuery> = if op == Op::Phrase && sequence.len() > 1 {
+            Box::new(PhraseQuery::new(
+                sequence
+                    .iter()
+                    .map(|t| Term::from_field_text(self.tantivy_body, t))
+                    .collect(),
+            ))
+        } else if theirs.len() == 1 {
             term(&theirs[0])
         } else {
             Box::new(BooleanQuery::new(
                 theirs.iter().map(|t| (occur, term(t))).collect(),
             ))
         };
+        let quarry = match op {
+            Op::Phrase => quarry::Query::Phrase {
+                field: self.quarry_body,
+                text: text.to_owned(),
+                slop: 0,
+            },
+            _ => quarry::Query::matching(self.quarry_body, text, operator),
+        };
         Ok(Prepared {
             text: text.to_owned(),
-            quarry: quarry::Query::matching(self.quarry_body, text, op),
+            quarry,
             tantivy,
             sort: SortMode::Score,
             regime: Regime::Exact,
@@ -800,22 +843,20 @@ pub fn run_layout(
     classes: &[QueryClass],
     settings: &Settings,
 ) -> Result<Vec<ClassResult>, String> {
-    let ops = [
-        (Operator::And, SortMode::Score, "AND"),
-        (Operator::Or, SortMode::Score, "OR"),
-        (Operator::And, SortMode::YearScore, "AND year:desc,score"),
-        (Operator::Or, SortMode::YearScore, "OR year:desc,score"),
-        (
-            Operator::And,
-            SortMode::CategoryYear,
-            "AND category,year:desc",
-        ),
-        (
-            Operator::Or,
-            SortMode::CategoryYear,
-            "OR category,year:desc",
-        ),
+    let all_ops = [
+        (Op::And, SortMode::Score, "AND"),
+        (Op::Or, SortMode::Score, "OR"),
+        (Op::And, SortMode::YearScore, "AND year:desc,score"),
+        (Op::Or, SortMode::YearScore, "OR year:desc,score"),
+        (Op::And, SortMode::CategoryYear, "AND category,year:desc"),
+        (Op::Or, SortMode::CategoryYear, "OR category,year:desc"),
     ];
+    let phrase_ops = [(Op::Phrase, SortMode::Score, "PHRASE")];
+    let ops: &[_] = if settings.phrases {
+        &phrase_ops
+    } else {
+        &all_ops
+    };
     // Prepared queries and per class/op state, in class-list order.
     struct Slot {
         class: usize,
@@ -832,7 +873,7 @@ pub fn run_layout(
     }
     let mut slots: Vec<Slot> = Vec::new();
     for (ci, c) in classes.iter().enumerate() {
-        if c.queries.is_empty() {
+        if c.queries.is_empty() || settings.phrases && !c.name.starts_with("seq-") {
             continue;
         }
         for (oi, (op, sort, name)) in ops.iter().enumerate() {
@@ -1122,7 +1163,7 @@ pub fn count_batch(
     engines: &Engines,
     engine: Engine,
     texts: &[String],
-    op: Operator,
+    op: Op,
     regime: Regime,
 ) -> Result<u64, String> {
     let mut prepared = Vec::with_capacity(texts.len());

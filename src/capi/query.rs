@@ -37,6 +37,11 @@ pub(crate) enum CQuery {
         text: String,
         op: Operator,
     },
+    Phrase {
+        field: String,
+        text: String,
+        slop: u32,
+    },
     Boolean(Vec<(Occur, CQuery)>),
     Prefix {
         field: String,
@@ -121,6 +126,15 @@ impl CQuery {
                 text,
                 op,
             } => Query::matching(field(name)?.0, text, *op),
+            CQuery::Phrase {
+                field: name,
+                text,
+                slop,
+            } => Query::Phrase {
+                field: field(name)?.0,
+                text: text.clone(),
+                slop: *slop,
+            },
             CQuery::Boolean(clauses) => Query::Boolean(
                 clauses
                     .iter()
@@ -292,6 +306,51 @@ pub unsafe extern "C" fn quarry_query_match(
                 field: field.to_owned(),
                 text: text.to_owned(),
                 op,
+            },
+        );
+        Ok(())
+    })
+}
+
+/// A phrase query: `text` is analysed like the text field `field`, and
+/// its tokens must occur in that order at consecutive positions, or with
+/// `slop` > 0 at most `slop` moves out of place in total (two swapped
+/// tokens are 2 moves). Scored by BM25 as one term whose frequency is the
+/// number of matches (each token position serving one match per token of
+/// the phrase) and whose idf is the sum of the tokens' idfs. A text of one
+/// token is that term's query; a text with no token matches nothing.
+/// `docs/QUERY-SYNTAX.md` ("Phrases") gives the exact definition.
+///
+/// On `QUARRY_OK`, `*out` is a new query owned by the caller.
+/// Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_INVALID_UTF8`. Searching it
+/// fails with `QUARRY_SCHEMA` when `field` is not a text field of the
+/// index, and with `QUARRY_UNSUPPORTED` when the field does not store
+/// token positions.
+///
+/// # Safety
+/// `field`/`text` are NULL or valid for reading `field_len`/`text_len`
+/// bytes; `out` is NULL or valid for writing one pointer.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn quarry_query_phrase(
+    field: *const c_char,
+    field_len: usize,
+    text: *const c_char,
+    text_len: usize,
+    slop: u32,
+    out: *mut *mut quarry_query,
+) -> quarry_status {
+    guard(|| {
+        // SAFETY: the caller guarantees `field` is readable for `field_len` bytes.
+        let field = unsafe { str_arg(field, field_len, "field") }?;
+        // SAFETY: the caller guarantees `text` is readable for `text_len` bytes.
+        let text = unsafe { str_arg(text, text_len, "text") }?;
+        check_out(out, "out")?;
+        emit(
+            out,
+            CQuery::Phrase {
+                field: field.to_owned(),
+                text: text.to_owned(),
+                slop,
             },
         );
         Ok(())

@@ -139,17 +139,33 @@ impl<'a> Positions<'a> {
         tfs: &[u32],
         out: &mut Vec<u32>,
     ) -> Result<usize, BadPostings> {
+        self.read_after(b, None, index, tfs, out)
+    }
+
+    /// [`Self::read`], resumed after an earlier posting of the same block:
+    /// `after` is `(i, end)` with `i < index` and `end` what reading
+    /// posting `i` of block `b` returned, so only the postings between are
+    /// skipped (a reader going up a block reads each byte once).
+    pub fn read_after(
+        &self,
+        b: usize,
+        after: Option<(usize, usize)>,
+        index: usize,
+        tfs: &[u32],
+        out: &mut Vec<u32>,
+    ) -> Result<usize, BadPostings> {
         if b >= self.nblocks || index >= tfs.len() {
             return Err(BadPostings("positions of a posting past the list"));
         }
-        let mut pos = self.block_start(b);
+        let (first, mut pos) = match after {
+            Some((i, end)) if i < index => (i + 1, end),
+            _ => (0, self.block_start(b)),
+        };
         if pos > self.data.len() {
             return Err(BadPostings("positions block offset out of range"));
         }
-        let skip: u64 = tfs[..index].iter().map(|&t| u64::from(t)).sum();
-        for _ in 0..skip {
-            get_varint(self.data, &mut pos).ok_or(BadPostings("bad position varint"))?;
-        }
+        let skip: u64 = tfs[first..index].iter().map(|&t| u64::from(t)).sum();
+        pos = skip_varints(self.data, pos, skip).ok_or(BadPostings("bad position varint"))?;
         out.clear();
         let mut prev: Option<u32> = None;
         for _ in 0..tfs[index] {
@@ -166,6 +182,38 @@ impl<'a> Positions<'a> {
         }
         Ok(pos)
     }
+}
+
+/// The offset past the `n` varints from `pos` (past the `n`-th byte below
+/// 0x80, each varint's last), `None` when the data ends first: eight bytes
+/// at a time, by counting their terminators. The skipped varints' values
+/// are not checked (only read ones are, and `decode_all` checks all).
+fn skip_varints(data: &[u8], mut pos: usize, mut n: u64) -> Option<usize> {
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    while n > 0 {
+        match data.get(pos..pos + 8) {
+            Some(chunk) => {
+                let w = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+                let mut ends = !w & HIGH;
+                let k = u64::from(ends.count_ones());
+                if k < n {
+                    n -= k;
+                    pos += 8;
+                } else {
+                    for _ in 1..n {
+                        ends &= ends - 1;
+                    }
+                    return Some(pos + ends.trailing_zeros() as usize / 8 + 1);
+                }
+            }
+            None => {
+                let b = *data.get(pos)?;
+                pos += 1;
+                n -= u64::from(b < 0x80);
+            }
+        }
+    }
+    Some(pos)
 }
 
 #[cfg(test)]
@@ -200,5 +248,23 @@ mod tests {
         let mut out = Vec::new();
         assert!(encode(&[2], &[3, 3], &mut out).is_err());
         assert!(encode(&[2], &[3], &mut out).is_err());
+    }
+
+    #[test]
+    fn skipping_varints_counts_their_last_bytes() {
+        let mut data = Vec::new();
+        let values: Vec<u64> = (0..300u64).map(|i| (i * 7919) % (1 << (i % 30))).collect();
+        let mut ends = vec![0];
+        for &v in &values {
+            crate::format::put_varint(&mut data, v);
+            ends.push(data.len());
+        }
+        for start in [0usize, 1, 5, 17, 150] {
+            for n in 0..values.len() - start {
+                let got = skip_varints(&data, ends[start], n as u64);
+                assert_eq!(got, Some(ends[start + n]), "from {start} skip {n}");
+            }
+        }
+        assert_eq!(skip_varints(&data, 0, values.len() as u64 + 1), None);
     }
 }

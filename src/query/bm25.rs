@@ -78,7 +78,13 @@ impl TermWeight {
     /// `idf * (k1 + 1) * boost` in f64, rounded to f32 once (a boost of 1.0
     /// gives the same bits as no boost).
     pub fn boosted(doc_count: u64, doc_freq: u64, inv: Arc<[f32; 256]>, boost: f64) -> TermWeight {
-        let weight = (idf(doc_count, doc_freq) * (K1 + 1.0) * boost) as f32;
+        TermWeight::from_idf(idf(doc_count, doc_freq), inv, boost)
+    }
+
+    /// Weights for a phrase (or any term-like clause) whose idf is `idf`,
+    /// computed in f64: `idf * (k1 + 1) * boost`, rounded to f32 once.
+    pub fn from_idf(idf: f64, inv: Arc<[f32; 256]>, boost: f64) -> TermWeight {
+        let weight = (idf * (K1 + 1.0) * boost) as f32;
         TermWeight { weight, inv }
     }
 

@@ -37,7 +37,7 @@ pub fn scorer<'a>(node: &'a Node, seg: &'a LiveSegment) -> Result<Box<dyn Scorer
             None => boxed(Every(0), r.score),
         },
         Node::Terms(t) => boxed(TermSet::new(t, seg)?, t.score),
-        Node::Empty | Node::Term(_) | Node::Bool(_) => boxed(Every(0), 0.0),
+        Node::Empty | Node::Term(_) | Node::Bool(_) | Node::Phrase(_) => boxed(Every(0), 0.0),
     })
 }
 

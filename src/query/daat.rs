@@ -294,6 +294,14 @@ impl<'a> TermScorer<'a> {
         self.tfs[self.pos]
     }
 
+    /// The current block's frequencies, all of them (decoded on first
+    /// use in a block): what a posting's positions are found by.
+    #[inline]
+    pub fn block_tfs(&mut self) -> &[u32] {
+        self.tf();
+        &self.tfs[..self.len]
+    }
+
     /// [`Self::block_rest`] with its documents' frequencies (decoded on
     /// first use in a block), and the field's norms.
     #[inline]
@@ -663,20 +671,28 @@ impl<'a> BoolScorer<'a> {
     }
 
     fn leapfrog(&mut self, target: u32) -> u32 {
-        let lead = self.required[0];
-        let mut candidate = self.children[lead].seek(target);
-        'outer: while candidate != NO_MORE {
-            for &i in &self.required[1..] {
-                let d = self.children[i].seek(candidate);
-                if d > candidate {
-                    candidate = self.children[lead].seek(d);
-                    continue 'outer;
-                }
-            }
-            return candidate;
-        }
-        NO_MORE
+        let children = &mut self.children;
+        leapfrog(&self.required, target, |i, t| children[i].seek(t))
     }
+}
+
+/// The first document `>= target` on which every clause of `required`
+/// (indexes, the lead first) is, each moved by `seek(index, target)`.
+#[inline]
+pub fn leapfrog(required: &[usize], target: u32, mut seek: impl FnMut(usize, u32) -> u32) -> u32 {
+    let lead = required[0];
+    let mut candidate = seek(lead, target);
+    'outer: while candidate != NO_MORE {
+        for &i in &required[1..] {
+            let d = seek(i, candidate);
+            if d > candidate {
+                candidate = seek(lead, d);
+                continue 'outer;
+            }
+        }
+        return candidate;
+    }
+    NO_MORE
 }
 
 impl Scorer for BoolScorer<'_> {
@@ -769,6 +785,7 @@ pub fn scorer<'a>(node: &'a Node, seg: &'a LiveSegment) -> Result<Option<Box<dyn
         Node::All(_) | Node::Range(_) | Node::Terms(_) => {
             crate::query::constant::scorer(node, seg).map(Some)
         }
+        Node::Phrase(p) => crate::query::phrase::scorer(p, seg),
     }
 }
 

@@ -10,7 +10,8 @@ use std::ops::Bound;
 use crate::document::Value;
 use crate::error::Result;
 use crate::query::Occur;
-use crate::query::plan::{Node, RangeNode, TermNode, TermSetNode};
+use crate::query::phrase::no_positions;
+use crate::query::plan::{Node, PhraseNode, RangeNode, TermNode, TermSetNode};
 use crate::read::LiveSegment;
 
 /// Every document of `seg` (deleted ones included) matching `node`, in
@@ -22,6 +23,7 @@ pub fn evaluate(node: &Node, seg: &LiveSegment) -> Result<Vec<(u32, f32)>> {
         Node::All(score) => Ok((0..seg.reader.doc_count()).map(|d| (d, *score)).collect()),
         Node::Range(r) => Ok(range(r, seg)),
         Node::Terms(t) => terms(t, seg),
+        Node::Phrase(p) => phrase(p, seg),
         Node::Bool(clauses) => {
             let lists = clauses
                 .iter()
@@ -141,4 +143,84 @@ fn terms(t: &TermSetNode, seg: &LiveSegment) -> Result<Vec<(u32, f32)>> {
     docs.sort_unstable();
     docs.dedup();
     Ok(docs.into_iter().map(|d| (d, t.score)).collect())
+}
+
+/// A phrase by its definition (`query::phrase`'s module docs): every
+/// term's postings and positions decoded in full, then per document holding
+/// every term, the slots moved left to right as the definition says.
+fn phrase(p: &PhraseNode, seg: &LiveSegment) -> Result<Vec<(u32, f32)>> {
+    let r = &seg.reader;
+    // Per term: docs, and per doc its positions.
+    let mut lists: Vec<(Vec<u32>, Vec<Vec<u32>>)> = Vec::new();
+    for t in &p.terms {
+        let Some(info) = r.term(t.field, &t.key)? else {
+            return Ok(Vec::new());
+        };
+        let (mut docs, mut tfs, mut all) = (Vec::new(), Vec::new(), Vec::new());
+        r.postings(&info)?
+            .decode_all(&mut docs, &mut tfs)
+            .map_err(|e| r.bad(e))?;
+        let Some(positions) = r.positions(&info)? else {
+            return Err(no_positions(seg, p));
+        };
+        positions.decode_all(&tfs, &mut all).map_err(|e| r.bad(e))?;
+        let mut rest = all.as_slice();
+        let per_doc = tfs
+            .iter()
+            .map(|&tf| {
+                let (mine, after) = rest.split_at(tf as usize);
+                rest = after;
+                mine.to_vec()
+            })
+            .collect();
+        lists.push((docs, per_doc));
+    }
+    let norms = r.norms(p.field);
+    let mut out = Vec::new();
+    for &d in &lists[0].0 {
+        let mut here = Vec::new();
+        for (docs, per_doc) in &lists {
+            match docs.binary_search(&d) {
+                Ok(i) => here.push(&per_doc[i]),
+                Err(_) => break,
+            }
+        }
+        if here.len() < lists.len() {
+            continue;
+        }
+        // Each slot's relative positions; `at` where each slot stands.
+        let rel: Vec<Vec<i64>> = p
+            .slots
+            .iter()
+            .map(|&(off, t)| {
+                here[t]
+                    .iter()
+                    .map(|&x| i64::from(x) - i64::from(off))
+                    .collect()
+            })
+            .collect();
+        let mut at = vec![0usize; rel.len()];
+        let mut freq = 0u32;
+        while at.iter().zip(&rel).all(|(&a, l)| a < l.len()) {
+            let now: Vec<i64> = at.iter().zip(&rel).map(|(&a, l)| l[a]).collect();
+            let lo = *now.iter().min().expect("two slots or more");
+            let hi = *now.iter().max().expect("two slots or more");
+            let clash = (0..at.len())
+                .any(|s| (0..s).any(|q| p.slots[q].1 == p.slots[s].1 && at[q] == at[s]));
+            if hi - lo <= i64::from(p.slop) && !clash {
+                freq += 1;
+                for a in &mut at {
+                    *a += 1;
+                }
+            } else {
+                let first_least = now.iter().position(|&x| x == lo).expect("the least");
+                at[first_least] += 1;
+            }
+        }
+        if freq > 0 {
+            let norm = norms.map_or(0, |n| n[d as usize]);
+            out.push((d, p.weight.score(freq, norm)));
+        }
+    }
+    Ok(out)
 }

@@ -39,6 +39,7 @@ pub mod constant;
 pub mod daat;
 pub mod exhaustive;
 pub mod parser;
+pub mod phrase;
 pub mod plan;
 pub mod prune;
 pub mod window;
@@ -136,9 +137,19 @@ pub enum Query {
     /// term's BM25 weight and each constant score below it, see the module
     /// docs.
     Boost(Box<Query>, f32),
-    /// The analysed `text` as a phrase in `field`, its terms at most `slop`
-    /// positions out of place. Phrases need token positions, which indexes
-    /// do not store yet: compiling one is [`crate::Error::Unsupported`].
+    /// The analysed `text` as a phrase in `field` (a text field with
+    /// positions, else [`crate::Error::Schema`] or
+    /// [`crate::Error::Unsupported`]), its tokens at most `slop` moves out
+    /// of place in total (Lucene's slop: two swapped tokens are 2 moves).
+    /// No token matches nothing; one token is [`Query::Term`].
+    ///
+    /// Scored as one BM25 term: its frequency the *phrase frequency*, the
+    /// number of matches found left to right with each token position
+    /// serving at most one match per token of the phrase (so at most each
+    /// term's frequency; with slop 0, the positions the phrase starts
+    /// at), its idf the sum of the tokens' idfs (a repeated token counted
+    /// each time). The exact definition is in [`crate::query::phrase`]
+    /// and `docs/QUERY-SYNTAX.md` ("Phrases").
     Phrase {
         /// The field.
         field: FieldId,

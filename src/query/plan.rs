@@ -57,6 +57,27 @@ pub enum Node {
     /// Documents holding any of a set of terms (an expanded prefix or a
     /// range served from the term dictionary), each scoring a constant.
     Terms(TermSetNode),
+    /// Two or more tokens as a phrase.
+    Phrase(PhraseNode),
+}
+
+/// A phrase of two or more tokens in a text field with positions, scored
+/// as one term whose frequency is the phrase's ([`crate::query::phrase`]).
+#[derive(Clone, Debug)]
+pub struct PhraseNode {
+    /// The field.
+    pub field: FieldId,
+    /// The phrase's distinct terms, in order of first occurrence (each
+    /// with its own weight, unused: the phrase scores with `weight`).
+    pub terms: Vec<TermNode>,
+    /// Per token of the phrase, in order: its offset in the phrase and
+    /// the index of its term in `terms`.
+    pub slots: Vec<(u32, usize)>,
+    /// How far the tokens may be out of place (see [`crate::query::Query::Phrase`]).
+    pub slop: u32,
+    /// `(sum of the tokens' idfs) * (k1 + 1) * boost`, and the field's
+    /// length factors.
+    pub weight: Arc<TermWeight>,
 }
 
 /// A range over a sortable field's sort column, scoring a constant.
@@ -230,14 +251,64 @@ impl Compiler<'_> {
                 lower,
                 upper,
             } => self.range(*field, lower, upper, boost),
-            Query::Phrase { field, .. } => {
-                let def = self.def(*field)?;
-                Err(Error::Unsupported(format!(
-                    "phrase queries need token positions, which field {:?} does not store",
-                    def.name
-                )))
-            }
+            Query::Phrase { field, text, slop } => self.phrase(*field, text, *slop, boost),
         }
+    }
+
+    /// A phrase: the field's analysis of `text`; nothing matches nothing,
+    /// one token is that term, more are a [`PhraseNode`] weighted by the
+    /// sum of its tokens' idfs (a repeated token counted each time).
+    fn phrase(&self, field: FieldId, text: &str, slop: u32, boost: f64) -> Result<Node> {
+        let def = self.def(field)?;
+        if def.ty != FieldType::Text {
+            return Err(Error::Schema(format!(
+                "phrase queries need a text field; {:?} is {}",
+                def.name,
+                def.ty.name()
+            )));
+        }
+        if !def.positions {
+            return Err(Error::Unsupported(format!(
+                "phrase queries need token positions, which field {:?} does not store",
+                def.name
+            )));
+        }
+        // Each token's place in the phrase is its analyzer position, so a
+        // removed stop word leaves its gap in the phrase as in documents.
+        let tokens = analyze(def, text);
+        if tokens.len() <= 1 {
+            return match tokens.into_iter().next() {
+                Some((t, _)) => term_node(self.snap, field, t.into_bytes(), true, boost),
+                None => Ok(Node::Empty),
+            };
+        }
+        let mut terms: Vec<TermNode> = Vec::new();
+        let mut slots = Vec::with_capacity(tokens.len());
+        let mut idf_sum = 0.0f64;
+        for (tok, offset) in tokens {
+            let at = match terms.iter().position(|t| t.key == tok.as_bytes()) {
+                Some(at) => at,
+                None => match term_node(self.snap, field, tok.into_bytes(), true, boost)? {
+                    Node::Term(t) => {
+                        terms.push(t);
+                        terms.len() - 1
+                    }
+                    // A token no document holds: no document holds the phrase.
+                    _ => return Ok(Node::Empty),
+                },
+            };
+            idf_sum += bm25::idf(self.snap.max_doc(), terms[at].doc_freq);
+            slots.push((offset, at));
+        }
+        let inv = terms[0].weight.inv.clone();
+        let weight = TermWeight::from_idf(idf_sum, inv, boost);
+        Ok(Node::Phrase(PhraseNode {
+            field,
+            terms,
+            slots,
+            slop,
+            weight: Arc::new(weight),
+        }))
     }
 
     fn range(

@@ -152,6 +152,8 @@ pub fn shape(node: &Node) -> Option<Shape> {
             },
         ),
         Node::Bool(_) => None,
+        // A phrase runs its own loop over the conjunction of its terms.
+        Node::Phrase(_) => Some(Shape::Conjunction),
         Node::Empty | Node::Term(_) => Some(Shape::Term),
         Node::All(_) | Node::Range(_) | Node::Terms(_) => None,
     }
@@ -162,6 +164,7 @@ pub fn shape(node: &Node) -> Option<Shape> {
 pub fn run<S: Sink>(node: &Node, seg: &LiveSegment, sink: &mut S, buf: &mut Buffers) -> Result<()> {
     let flat: Vec<(Occur, &TermNode)> = match node {
         Node::Empty => return Ok(()),
+        Node::Phrase(p) => return crate::query::phrase::run(p, seg, sink),
         Node::Term(t) => vec![(Occur::Must, t)],
         Node::Bool(clauses) => clauses
             .iter()

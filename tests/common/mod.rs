@@ -281,3 +281,44 @@ impl Rng {
         self.next() % 100 < percent
     }
 }
+
+/// The phrase frequency of `phrase` (its tokens in order) with `slop` in
+/// a document of tokens `doc`, by its definition (`docs/QUERY-SYNTAX.md`,
+/// "Phrases"), written out independently of the engine: every token of
+/// the phrase steps through its term's relative positions (position minus
+/// the token's offset); distinct positions spanning at most `slop` are a
+/// match, and every token steps on; otherwise the first token with the
+/// least relative position does.
+pub fn phrase_freq<S: AsRef<str>>(doc: &[S], phrase: &[&str], slop: u32) -> u32 {
+    let lists: Vec<Vec<i64>> = phrase
+        .iter()
+        .enumerate()
+        .map(|(off, t)| {
+            doc.iter()
+                .enumerate()
+                .filter(|(_, w)| w.as_ref() == *t)
+                .map(|(p, _)| p as i64 - off as i64)
+                .collect()
+        })
+        .collect();
+    let mut at = vec![0usize; phrase.len()];
+    let mut freq = 0;
+    loop {
+        if (0..at.len()).any(|s| at[s] >= lists[s].len()) {
+            return freq;
+        }
+        let rel: Vec<i64> = (0..at.len()).map(|s| lists[s][at[s]]).collect();
+        let least = *rel.iter().min().unwrap();
+        let span = rel.iter().max().unwrap() - least;
+        // Positions, not relative ones, tell whether two tokens share one.
+        let pos: Vec<i64> = rel.iter().enumerate().map(|(s, r)| r + s as i64).collect();
+        let shared = (0..pos.len()).any(|s| (0..s).any(|r| pos[r] == pos[s]));
+        if span <= i64::from(slop) && !shared {
+            freq += 1;
+            at.iter_mut().for_each(|a| *a += 1);
+        } else {
+            let s = rel.iter().position(|&r| r == least).unwrap();
+            at[s] += 1;
+        }
+    }
+}

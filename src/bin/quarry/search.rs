@@ -34,7 +34,11 @@ Options:
                       position [default: terms]
   --parse             the same as --syntax parser
   --field NAME        the field searched [default: body]
-  --op and|or         how the query's terms combine [default: or]
+  --op and|or|phrase  how the query's terms combine [default: or]; phrase:
+                      the whole text is one phrase (its tokens in order,
+                      see --slop; --syntax terms only)
+  --slop N            with --op phrase, how many moves the tokens may be
+                      out of place [default: 0]
   --k N               hits per query [default: 10]
   --offset N          hits skipped first (paging) [default: 0]
   --sort SPEC         sort order: a comma list of 'score', 'doc' or a
@@ -402,6 +406,9 @@ struct Args {
     queries: Option<String>,
     field: String,
     op: Operator,
+    /// `--op phrase`: the text is one phrase with this slop.
+    phrase: Option<u32>,
+    slop: Option<u32>,
     syntax: Syntax,
     k: usize,
     offset: usize,
@@ -434,6 +441,8 @@ fn parse(p: &mut lexopt::Parser) -> Result<Option<Args>, CliError> {
         queries: None,
         field: "body".into(),
         op: Operator::Or,
+        phrase: None,
+        slop: None,
         syntax: Syntax::Terms,
         k: 10,
         offset: 0,
@@ -451,7 +460,19 @@ fn parse(p: &mut lexopt::Parser) -> Result<Option<Args>, CliError> {
             Short('h') | Long("help") => return Ok(None),
             Long("queries") => a.queries = Some(cli::string_value(p, "--queries")?),
             Long("field") => a.field = cli::string_value(p, "--field")?,
-            Long("op") => a.op = cli::choice_value(p, "--op", "'and' or 'or'", parse_op)?,
+            Long("op") => {
+                let op = cli::choice_value(p, "--op", "'and', 'or' or 'phrase'", |s| match s {
+                    "phrase" | "PHRASE" => Some(None),
+                    _ => parse_op(s).map(Some),
+                })?;
+                match op {
+                    Some(op) => (a.op, a.phrase) = (op, None),
+                    None => a.phrase = Some(0),
+                }
+            }
+            Long("slop") => {
+                a.slop = Some(cli::parsed_value(p, "--slop", "a non-negative integer")?)
+            }
             Long("syntax") => {
                 a.syntax = cli::choice_value(p, "--syntax", "'terms' or 'parser'", |s| match s {
                     "terms" => Some(Syntax::Terms),
@@ -498,6 +519,19 @@ fn parse(p: &mut lexopt::Parser) -> Result<Option<Args>, CliError> {
         }
     }
     a.dir = cli::required(dir, "the index directory DIR")?;
+    match (a.phrase, a.slop) {
+        (None, Some(_)) => return Err(CliError::usage(None, "--slop needs --op phrase")),
+        (Some(_), slop) => {
+            if a.syntax == Syntax::Parser {
+                return Err(CliError::usage(
+                    None,
+                    "--op phrase reads the text as one phrase, so it needs --syntax terms (quote phrases with --parse)",
+                ));
+            }
+            a.phrase = Some(slop.unwrap_or(0));
+        }
+        (None, None) => {}
+    }
     match (&a.query, &a.queries) {
         (None, None) => return Err(CliError::usage(None, "give a QUERY or --queries FILE.tsv")),
         (Some(_), Some(_)) => {
@@ -710,7 +744,14 @@ fn run_args(a: &Args) -> Result<(), CliError> {
     for (i, q) in queries.iter().enumerate() {
         let qno = i + 1;
         let query = match a.syntax {
-            Syntax::Terms => Query::matching(field, &q.text, a.op),
+            Syntax::Terms => match a.phrase {
+                Some(slop) => Query::Phrase {
+                    field,
+                    text: q.text.clone(),
+                    slop,
+                },
+                None => Query::matching(field, &q.text, a.op),
+            },
             Syntax::Parser => Query::parse(&q.text, &schema, &config)
                 .map_err(|e| CliError::Failed(format!("query {qno} ({:?}): {e}", q.text)))?,
         };

@@ -1,0 +1,472 @@
+//! Phrase queries: the conjunction of a phrase's terms, with positions
+//! read only for the candidates that can still compete.
+//!
+//! # The phrase frequency
+//!
+//! Each token of the phrase (a *slot*: a term at an offset in the phrase)
+//! stands at one of its term's positions in the document; its *relative
+//! position* is that position minus its offset. Matches are found left to
+//! right, every slot starting at its term's first position: while the
+//! slots stand at distinct positions whose relative positions span at
+//! most `slop` (largest minus least), that is a match: it is counted and
+//! every slot moves to its term's next position; otherwise the slot with
+//! the least relative position (the first in the phrase on ties) moves
+//! on. It ends when a slot runs out of positions. Each position so serves
+//! at most one match per slot, and the frequency is at most each term's
+//! frequency in the document: the phrase's score is at most the score of
+//! that frequency, which the bounds use. With slop 0 it is the number of
+//! positions the phrase starts at (Lucene's and tantivy's exact phrase
+//! frequency); a slop of `n` lets the tokens be `n` moves out of place in
+//! total, as in Lucene (two swapped tokens are 2 moves).
+//!
+//! A phrase scores like one term whose frequency is the phrase's, with
+//! the sum of its tokens' idfs (a repeated token counted each time) for
+//! idf: `w = sum(idf) * (k1 + 1) * boost`, the field's norms as usual.
+//!
+//! # Execution
+//!
+//! [`PhraseScorer`] is the document-at-a-time scorer (in booleans, and on
+//! the document-at-a-time path). [`run`] is the loop of a phrase that is
+//! the whole query: its terms' lists are leapfrogged (led by the rarest)
+//! and, when the collector has a floor and may leave documents uncounted,
+//! a lead block whose bound (the least over the terms of their bound over
+//! the block, each from impacts and scored with the phrase's weight) is
+//! at most the floor is passed, and a candidate whose bound (the score of
+//! its terms' least frequency) is at most it is rejected, before any
+//! position is read.
+
+use crate::collect::{Sink, Window};
+use crate::error::{Error, Result};
+use crate::format::positions::Positions;
+use crate::format::postings::BadPostings;
+use crate::query::bm25::TermWeight;
+use crate::query::daat::{self, NO_MORE, Scorer, TermScorer};
+use crate::query::plan::PhraseNode;
+use crate::read::LiveSegment;
+
+/// The error of a phrase over a segment whose field has no positions
+/// (written before positions existed, or with them off).
+pub fn no_positions(seg: &LiveSegment, node: &PhraseNode) -> Error {
+    Error::Unsupported(format!(
+        "phrase queries need token positions, which segment {} does not store for field {}",
+        seg.reader.path().display(),
+        node.field.0
+    ))
+}
+
+/// The (block, index in it, end offset in the positions data) of the
+/// posting whose positions were read last: the next read in that block
+/// resumes there.
+type ReadAt = (usize, usize, usize);
+
+/// One phrase's terms over a segment: their postings cursors (weighted
+/// with the phrase's weight, so their bounds are the phrase's), their
+/// positions, and the scratch space matching reuses.
+struct PhraseTerms<'a> {
+    node: &'a PhraseNode,
+    cursors: Vec<TermScorer<'a>>,
+    positions: Vec<Positions<'a>>,
+    /// Cursor indexes, rarest first: the lead, then the others.
+    order: Vec<usize>,
+    /// Slot indexes, their terms rarest first: the order an exact phrase
+    /// is checked in.
+    slot_order: Vec<usize>,
+    /// Per term, the positions read for the current candidate.
+    bufs: Vec<Vec<u32>>,
+    /// Per term, where its positions were read last, and whether `bufs`
+    /// holds the current candidate's.
+    last: Vec<(Option<ReadAt>, bool)>,
+    /// Per slot, the index of its position in its term's buffer.
+    at: Vec<usize>,
+    /// The exact phrase's possible starts still standing.
+    starts: Vec<u32>,
+    norms: Option<&'a [u8]>,
+    err: Option<BadPostings>,
+}
+
+impl<'a> PhraseTerms<'a> {
+    /// `None` when `seg` lacks one of the terms.
+    fn open(node: &'a PhraseNode, seg: &'a LiveSegment) -> Result<Option<PhraseTerms<'a>>> {
+        let r = &seg.reader;
+        let n = node.terms.len();
+        let (mut cursors, mut positions) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        for t in &node.terms {
+            let Some(info) = t.info(seg) else {
+                return Ok(None);
+            };
+            let Some(p) = r.positions(&info)? else {
+                return Err(no_positions(seg, node));
+            };
+            positions.push(p);
+            cursors.push(TermScorer::new(
+                r.postings(&info)?,
+                &node.weight,
+                r.norms(node.field),
+            ));
+        }
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by_key(|&i| cursors[i].cost());
+        let mut slot_order: Vec<usize> = (0..node.slots.len()).collect();
+        slot_order.sort_by_key(|&s| cursors[node.slots[s].1].cost());
+        Ok(Some(PhraseTerms {
+            node,
+            cursors,
+            positions,
+            order,
+            slot_order,
+            bufs: vec![Vec::new(); n],
+            last: vec![(None, false); n],
+            at: vec![0; node.slots.len()],
+            starts: Vec::new(),
+            norms: r.norms(node.field),
+            err: None,
+        }))
+    }
+
+    fn lead(&mut self) -> &mut TermScorer<'a> {
+        &mut self.cursors[self.order[0]]
+    }
+
+    /// The first document `>= target` holding every term.
+    fn leapfrog(&mut self, target: u32) -> u32 {
+        let cursors = &mut self.cursors;
+        daat::leapfrog(&self.order, target, |i, t| cursors[i].seek(t))
+    }
+
+    fn norm(&self, doc: u32) -> u8 {
+        self.norms.map_or(0, |n| n[doc as usize])
+    }
+
+    /// The least frequency of the terms in the candidate every cursor is on.
+    fn min_tf(&mut self) -> u32 {
+        self.cursors.iter_mut().map(|c| c.tf()).min().unwrap_or(0)
+    }
+
+    /// Reads term `i`'s positions in the candidate into its buffer
+    /// (once per candidate); false after a decode error.
+    fn read(&mut self, i: usize) -> bool {
+        let (last, fresh) = &mut self.last[i];
+        if *fresh {
+            return true;
+        }
+        let c = &mut self.cursors[i];
+        let (b, index) = (c.block(), c.pos());
+        let after = match *last {
+            Some((lb, li, end)) if lb == b && li < index => Some((li, end)),
+            _ => None,
+        };
+        match self.positions[i].read_after(b, after, index, c.block_tfs(), &mut self.bufs[i]) {
+            Ok(end) => {
+                (*last, *fresh) = (Some((b, index, end)), true);
+                true
+            }
+            Err(e) => {
+                self.err = Some(e);
+                false
+            }
+        }
+    }
+
+    /// The phrase frequency of the candidate every cursor is on (see the
+    /// module docs), reading its positions only, each term's once. An exact
+    /// phrase reads its terms rarest first and stops when no start is
+    /// left, so most candidates that fail read few terms' positions.
+    fn freq(&mut self) -> u32 {
+        self.last.iter_mut().for_each(|l| l.1 = false);
+        let slots = &self.node.slots;
+        if self.node.slop > 0 {
+            for i in 0..self.cursors.len() {
+                if !self.read(i) {
+                    return 0;
+                }
+            }
+            return sloppy_freq(slots, &self.bufs, self.node.slop, &mut self.at);
+        }
+        for k in 0..self.slot_order.len() {
+            let (off, t) = slots[self.slot_order[k]];
+            if !self.read(t) {
+                return 0;
+            }
+            if k == 0 {
+                first_starts(&mut self.starts, &self.bufs[t], off);
+            } else {
+                keep_starts(&mut self.starts, &self.bufs[t], off);
+            }
+            if self.starts.is_empty() {
+                return 0;
+            }
+        }
+        self.starts.len() as u32
+    }
+
+    fn error(&self) -> Option<BadPostings> {
+        self.err
+            .clone()
+            .or_else(|| self.cursors.iter().find_map(|c| c.error()))
+    }
+}
+
+/// The exact phrase's starts that the positions `list` of a slot at
+/// offset `off` allow: each position minus the offset (the phrase's
+/// tokens at `start + offset`; the sloppy frequency at slop 0 is the
+/// number of starts every slot allows).
+fn first_starts(starts: &mut Vec<u32>, list: &[u32], off: u32) {
+    starts.clear();
+    starts.extend(list.iter().filter_map(|&p| p.checked_sub(off)));
+}
+
+/// Keeps the `starts` (ascending) at which the slot at offset `off`,
+/// whose term's positions are `list`, stands.
+fn keep_starts(starts: &mut Vec<u32>, list: &[u32], off: u32) {
+    let (mut j, mut kept) = (0, 0);
+    for k in 0..starts.len() {
+        let Some(want) = starts[k].checked_add(off) else {
+            break;
+        };
+        while j < list.len() && list[j] < want {
+            j += 1;
+        }
+        if j == list.len() {
+            break;
+        }
+        if list[j] == want {
+            starts[kept] = starts[k];
+            kept += 1;
+        }
+    }
+    starts.truncate(kept);
+}
+
+/// The sloppy phrase frequency of the module docs; `at` is scratch.
+fn sloppy_freq(slots: &[(u32, usize)], lists: &[Vec<u32>], slop: u32, at: &mut [usize]) -> u32 {
+    at.fill(0);
+    let mut count = 0;
+    loop {
+        let (mut min, mut argmin, mut max) = (i64::MAX, 0, i64::MIN);
+        for (s, &(off, t)) in slots.iter().enumerate() {
+            let Some(&p) = lists[t].get(at[s]) else {
+                return count;
+            };
+            let rel = i64::from(p) - i64::from(off);
+            if rel < min {
+                (min, argmin) = (rel, s);
+            }
+            max = max.max(rel);
+        }
+        // Two slots of one term on the same position are not a match.
+        let distinct = || {
+            slots.iter().enumerate().all(|(s, &(_, t))| {
+                slots[..s]
+                    .iter()
+                    .enumerate()
+                    .all(|(r, &(_, u))| u != t || at[r] != at[s])
+            })
+        };
+        if max - min <= i64::from(slop) && distinct() {
+            count += 1;
+            at.iter_mut().for_each(|a| *a += 1);
+        } else {
+            at[argmin] += 1;
+        }
+    }
+}
+
+/// The document-at-a-time scorer of a phrase: its matches, each scored
+/// with its phrase frequency.
+pub struct PhraseScorer<'a> {
+    terms: PhraseTerms<'a>,
+    weight: &'a TermWeight,
+    doc: u32,
+    freq: u32,
+}
+
+impl PhraseScorer<'_> {
+    fn next_match(&mut self, mut target: u32) -> u32 {
+        loop {
+            let d = self.terms.leapfrog(target);
+            if d == NO_MORE {
+                return NO_MORE;
+            }
+            self.freq = self.terms.freq();
+            if self.freq > 0 {
+                return d;
+            }
+            target = d + 1;
+        }
+    }
+}
+
+impl Scorer for PhraseScorer<'_> {
+    fn doc(&self) -> u32 {
+        self.doc
+    }
+
+    fn advance(&mut self) -> u32 {
+        if self.doc != NO_MORE {
+            self.doc = self.next_match(self.doc + 1);
+        }
+        self.doc
+    }
+
+    fn seek(&mut self, target: u32) -> u32 {
+        if self.doc < target {
+            self.doc = self.next_match(target);
+        }
+        self.doc
+    }
+
+    fn score(&mut self) -> f32 {
+        self.weight.score(self.freq, self.terms.norm(self.doc))
+    }
+
+    fn cost(&self) -> u64 {
+        self.terms.cursors[self.terms.order[0]].cost()
+    }
+
+    fn error(&self) -> Option<BadPostings> {
+        self.terms.error()
+    }
+}
+
+/// The document-at-a-time scorer of `node` over `seg`, or `None` when the
+/// segment lacks one of its terms.
+pub fn scorer<'a>(
+    node: &'a PhraseNode,
+    seg: &'a LiveSegment,
+) -> Result<Option<Box<dyn Scorer + 'a>>> {
+    let Some(terms) = PhraseTerms::open(node, seg)? else {
+        return Ok(None);
+    };
+    let mut s = PhraseScorer {
+        terms,
+        weight: &node.weight,
+        doc: 0,
+        freq: 0,
+    };
+    s.doc = s.next_match(0);
+    Ok(Some(Box::new(s)))
+}
+
+/// Runs the phrase `node` (the whole query) over `seg` into `sink`: every
+/// live match counted and offered, except that once the sink may leave
+/// documents uncounted, those that cannot beat its floor are rejected by
+/// their bounds before their positions are read.
+pub fn run<S: Sink>(node: &PhraseNode, seg: &LiveSegment, sink: &mut S) -> Result<()> {
+    let Some(mut pt) = PhraseTerms::open(node, seg)? else {
+        return Ok(());
+    };
+    let w = &*node.weight;
+    let mut doc = pt.leapfrog(0);
+    let mut window_end = 0;
+    // The lead block whose bound `block` is, with its end.
+    let mut bounded = usize::MAX;
+    let (mut block, mut block_end) = (f32::INFINITY, NO_MORE);
+    while doc != NO_MORE {
+        if doc >= window_end {
+            match sink.window(doc) {
+                Window::Take(end) => window_end = end,
+                Window::Skip(end) => {
+                    doc = pt.leapfrog(end);
+                    continue;
+                }
+            }
+        }
+        if seg.is_deleted(doc) {
+            doc = pt.leapfrog(doc + 1);
+            continue;
+        }
+        if let Some(floor) = sink.floor().filter(|_| sink.prefilter()) {
+            let lead = pt.lead();
+            if lead.block() != bounded {
+                bounded = lead.block();
+                let lo = lead.block_start(bounded);
+                block_end = lead
+                    .postings()
+                    .last_doc(bounded)
+                    .map_or(NO_MORE, |l| l.saturating_add(1));
+                block = pt
+                    .cursors
+                    .iter_mut()
+                    .map(|c| c.bound_until(lo, block_end))
+                    .fold(f32::INFINITY, f32::min);
+            }
+            if block <= floor {
+                sink.dropped(1);
+                doc = pt.leapfrog(block_end);
+                continue;
+            }
+            let tf = pt.min_tf();
+            if w.score(tf, pt.norm(doc)) <= floor {
+                sink.dropped(1);
+                doc = pt.leapfrog(doc + 1);
+                continue;
+            }
+        }
+        let freq = pt.freq();
+        if freq > 0 {
+            sink.count(1);
+            let norm = pt.norm(doc);
+            sink.offer(doc, || w.score(freq, norm));
+        }
+        doc = pt.leapfrog(doc + 1);
+    }
+    match pt.error() {
+        Some(e) => Err(seg.reader.bad(e)),
+        None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sloppy(slots: &[(u32, usize)], lists: &[Vec<u32>], slop: u32) -> u32 {
+        sloppy_freq(slots, lists, slop, &mut vec![0; slots.len()])
+    }
+
+    /// The exact frequency, slots taken last to first (any order gives it).
+    fn exact_freq(slots: &[(u32, usize)], lists: &[Vec<u32>]) -> u32 {
+        let mut starts = Vec::new();
+        for (k, &(off, t)) in slots.iter().rev().enumerate() {
+            if k == 0 {
+                first_starts(&mut starts, &lists[t], off);
+            } else {
+                keep_starts(&mut starts, &lists[t], off);
+            }
+        }
+        starts.len() as u32
+    }
+
+    #[test]
+    fn exact_and_sloppy_frequencies() {
+        // "a b" in "a b x a b a": twice.
+        let ab = [(0, 0), (1, 1)];
+        let lists = vec![vec![0, 3, 5], vec![1, 4]];
+        assert_eq!(exact_freq(&ab, &lists), 2);
+        assert_eq!(sloppy(&ab, &lists, 0), 2);
+        // "b a" in it: once exactly (4, 5), twice with a gap (1, 3).
+        let ba = [(0, 1), (1, 0)];
+        assert_eq!(exact_freq(&ba, &lists), 1);
+        assert_eq!(sloppy(&ba, &lists, 1), 2);
+        // "a b" in "b a": swapped, 2 moves.
+        let swapped = vec![vec![1], vec![0]];
+        assert_eq!(exact_freq(&ab, &swapped), 0);
+        assert_eq!(sloppy(&ab, &swapped, 1), 0);
+        assert_eq!(sloppy(&ab, &swapped, 2), 1);
+        // "a a" in "a a a": overlapping starts, 2, sloppy too (a position
+        // serves one match per slot).
+        let aa = [(0, 0), (1, 0)];
+        let a3 = vec![vec![0, 1, 2]];
+        assert_eq!(exact_freq(&aa, &a3), 2);
+        assert_eq!(sloppy(&aa, &a3, 0), 2);
+        assert_eq!(sloppy(&aa, &a3, 5), 2);
+        assert_eq!(sloppy(&aa, &[vec![0, 1]], 5), 1);
+        // A lone "a" never matches "a a", however sloppy.
+        assert_eq!(sloppy(&aa, &[vec![4]], 9), 0);
+        // "a b" ~5 in "a a a b": the one b serves one match.
+        assert_eq!(sloppy(&ab, &[vec![0, 1, 2], vec![3]], 5), 1);
+        // Gaps: "a b" ~2 in "a x x b".
+        assert_eq!(sloppy(&ab, &[vec![0], vec![3]], 1), 0);
+        assert_eq!(sloppy(&ab, &[vec![0], vec![3]], 2), 1);
+    }
+}
