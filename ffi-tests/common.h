@@ -113,4 +113,37 @@ static inline quarry_query *ffi_term(const char *field, const char *term) {
     return q;
 }
 
+/* An index at `dir` of the `n` texts, opened: per text a document with
+ * id (i64, stored, indexed: 0 to n-1), body (text, stored, analysed by
+ * `analyzer`) and plain (text, not stored, the default analyzer), both
+ * holding the text. */
+static inline quarry_searcher *ffi_index_texts(const char *dir, const char *analyzer,
+                                               const char *const *texts, size_t n) {
+    quarry_schema *schema = NULL;
+    quarry_indexer *ix = NULL;
+    quarry_doc *d = NULL;
+    quarry_searcher *s = NULL;
+    size_t i;
+    OK(quarry_schema_new(&schema));
+    OK(quarry_schema_add_field(schema, S("id"), QUARRY_FIELD_I64, QUARRY_FIELD_STORED | QUARRY_FIELD_INDEXED));
+    OK(quarry_schema_add_field(schema, S("body"), QUARRY_FIELD_TEXT, QUARRY_FIELD_STORED));
+    OK(quarry_schema_add_field(schema, S("plain"), QUARRY_FIELD_TEXT, 0));
+    OK(quarry_schema_set_analyzer(schema, S("body"), analyzer, strlen(analyzer)));
+    OK(quarry_indexer_create(dir, strlen(dir), schema, &ix));
+    quarry_schema_free(schema);
+    OK(quarry_doc_new(&d));
+    for (i = 0; i < n; i++) {
+        OK(quarry_doc_clear(d));
+        OK(quarry_doc_add_i64(d, S("id"), (int64_t)i));
+        OK(quarry_doc_add_text(d, S("body"), texts[i], strlen(texts[i])));
+        OK(quarry_doc_add_text(d, S("plain"), texts[i], strlen(texts[i])));
+        OK(quarry_indexer_add_doc(ix, d));
+    }
+    OK(quarry_indexer_commit(ix));
+    quarry_doc_free(d);
+    quarry_indexer_free(ix);
+    OK(quarry_searcher_open(dir, strlen(dir), &s));
+    return s;
+}
+
 #endif /* QUARRY_FFI_COMMON_H */

@@ -144,6 +144,25 @@ int main(int argc, char **argv) {
         expected_title[len] = 0;
     }
     quarry_hits_free(h);
+    {
+        /* one search on two threads (a segment each): the same hits */
+        quarry_searcher *par = NULL;
+        EXPECT(quarry_searcher_set_threads(NULL, 2), QUARRY_NULL_ARGUMENT);
+        OK(quarry_searcher_reopen(s0, &par));
+        EXPECT(quarry_searcher_set_threads(par, 0), QUARRY_INVALID_ARGUMENT);
+        OK(quarry_searcher_set_threads(par, 2));
+        OK(quarry_searcher_search(par, q, NULL, 0, TOPK, &h));
+        CHECK(quarry_hits_total(h) == expected_total && quarry_hits_len(h) == expected_len);
+        for (k = 0; k < expected_len; k++) {
+            uint64_t doc;
+            float score;
+            OK(quarry_hits_doc(h, k, &doc));
+            OK(quarry_hits_score(h, k, &score));
+            CHECK(doc == expected_docs[k] && memcmp(&score, &expected_scores[k], sizeof score) == 0);
+        }
+        quarry_hits_free(h);
+        quarry_searcher_free(par);
+    }
     shared = s0;
     query = q;
 

@@ -310,8 +310,10 @@ typedef uint32_t quarry_value_type;
 #define QUARRY_TOO_MANY_TERMS 15
 
 /**
- * Analysed text: split into lowercase alphanumeric tokens, indexed with
- * term frequencies and BM25 norms. Always indexed; cannot be sortable.
+ * Analysed text: split into tokens by the field's analyzer (lowercase
+ * alphanumeric tokens unless `quarry_schema_set_analyzer` names another),
+ * indexed with term frequencies and BM25 norms. Always indexed; cannot be
+ * sortable.
  */
 #define QUARRY_FIELD_TEXT 1
 
@@ -560,8 +562,10 @@ quarry_status quarry_schema_new(quarry_schema **out);
 /**
  * Parses a schema from its JSON form, e.g.
  * `{"fields":[{"name":"id","type":"i64","stored":true,"indexed":true}]}`
- * (keys `name`, `type` = text|string|i64|f64, and optional booleans
- * `stored`, `indexed`, `sortable`). Text fields are always indexed:
+ * (keys `name`, `type` = text|string|i64|f64, optional booleans
+ * `stored`, `indexed`, `sortable`, and for text fields `positions` and
+ * `analyzer`, a name as `quarry_schema_set_analyzer` takes). Text fields
+ * are always indexed:
  * `"indexed": false` on one is refused (`QUARRY_SCHEMA`); a value to
  * store without making it searchable is a `string` field with
  * `"stored": true`.
@@ -569,7 +573,7 @@ quarry_status quarry_schema_new(quarry_schema **out);
  * `json` is `json_len` bytes of UTF-8, not necessarily NUL-terminated.
  * On `QUARRY_OK`, `*out` is a new schema owned by the caller.
  * Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_INVALID_UTF8`, `QUARRY_SCHEMA`
- * (malformed JSON or an invalid field).
+ * (malformed JSON, an invalid field or an unknown analyzer name).
  *
  * # Safety
  * `json` is NULL or valid for reading `json_len` bytes; `out` is NULL or
@@ -600,6 +604,35 @@ quarry_status quarry_schema_add_field(quarry_schema *schema,
                                       size_t name_len,
                                       quarry_field_type field_type,
                                       quarry_field_flags flags);
+
+/**
+ * Sets the analyzer of a text field: how its text is split into tokens at
+ * indexing and for queries. The names are `default` (split on
+ * non-alphanumerics, lowercase; what a field has unless set), `english`
+ * (default + the Snowball English stemmer), `english_stop` (english with
+ * English stop words removed), `whitespace` (split on whitespace only,
+ * case kept) and `keyword` (the whole value as one token, case kept);
+ * `docs/C-API.md` says exactly what each does. The name is stored in the
+ * index, so searches analyse queries the same way.
+ *
+ * `field_name` is `field_name_len` bytes and `analyzer` is `analyzer_len`
+ * bytes, both UTF-8, not necessarily NUL-terminated.
+ *
+ * Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_INVALID_UTF8`, `QUARRY_SCHEMA`
+ * (no field of that name, a field that is not text, or an unknown
+ * analyzer name; the message lists the known names). On error the schema
+ * is unchanged.
+ *
+ * # Safety
+ * `schema` is NULL or a live schema not used by another thread during the
+ * call; `field_name` and `analyzer` are NULL or valid for reading their
+ * lengths' bytes.
+ */
+quarry_status quarry_schema_set_analyzer(quarry_schema *schema,
+                                         const char *field_name,
+                                         size_t field_name_len,
+                                         const char *analyzer,
+                                         size_t analyzer_len);
 
 /**
  * Frees a schema. NULL is a no-op.
@@ -1264,6 +1297,25 @@ quarry_status quarry_searcher_set_exec_mode(quarry_searcher *searcher, quarry_ex
 quarry_status quarry_searcher_set_max_expansions(quarry_searcher *searcher, size_t limit);
 
 /**
+ * Sets how many threads one search on this handle may run its segments
+ * on (searchers from `quarry_searcher_reopen` inherit it); the default is
+ * 1, or `QUARRY_SEARCH_THREADS` when set. Each thread takes the next
+ * segment in document order, and in score order they share the best k-th
+ * score any has seen; the hits are those of one thread. A search uses
+ * at most one thread per segment and spawns its threads for its length,
+ * so this pays for indexes of several large segments, not short queries.
+ *
+ * Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_INVALID_ARGUMENT` (`threads` is
+ * 0).
+ * Thread safety: needs exclusive use of the searcher.
+ *
+ * # Safety
+ * `searcher` is NULL or a live searcher that no other thread uses during
+ * the call.
+ */
+quarry_status quarry_searcher_set_threads(quarry_searcher *searcher, size_t threads);
+
+/**
  * The execution path of searches on this handle (a `QUARRY_EXEC_*`
  * constant); 0 when `searcher` is NULL.
  *
@@ -1495,6 +1547,57 @@ quarry_status quarry_hits_stored_str(const quarry_hits *hits,
                                      size_t field_len,
                                      const char **out_ptr,
                                      size_t *out_len);
+
+/**
+ * An excerpt of the stored text field `field` of hit `index` around the
+ * region that best matches `query` (usually the query searched, but any
+ * query may be given), each matched token between the `pre` and `post`
+ * markers, as a pointer to UTF-8 bytes (not NUL-terminated) and their
+ * length.
+ *
+ * The query's terms for the field are those its search uses (terms, match
+ * terms, the terms of prefixes; none under a MUST_NOT clause); the stored
+ * text is analysed again with the field's analyzer, so under `english`
+ * "running" marks "Runs". The excerpt holds at most `max_len` bytes of the
+ * stored text (markers and ellipses not counted): the window with the
+ * most distinct matched terms, then the most matches, widened with
+ * context to the limit, starting at a sentence or word and ending after
+ * a sentence or before a space where it can, never inside a UTF-8 char.
+ * Where it cuts the text it has an ellipsis, "…" (U+2026), at that end.
+ * A document the query does not match gets the start of the field; a text
+ * within the limit is returned whole. The text is not escaped.
+ *
+ * Ownership: the bytes belong to `hits` and stay valid until
+ * `quarry_hits_free(hits)`; each call adds a new excerpt to it.
+ * Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_INVALID_UTF8` (field name or
+ * markers), `QUARRY_INVALID_ARGUMENT` (index out of range, `max_len` 0),
+ * `QUARRY_SCHEMA` (no such field, not a text field, not stored, or a query
+ * that does not fit the schema), `QUARRY_NO_VALUE` (this document has no
+ * value for the field), the query's search errors
+ * (`QUARRY_TOO_MANY_TERMS`, `QUARRY_UNSUPPORTED`, ...),
+ * `QUARRY_IO`/`QUARRY_CORRUPT` (reading the stored values failed).
+ *
+ * Thread safety: as the other getters, callable from several threads at
+ * once.
+ *
+ * # Safety
+ * `hits` is NULL or a live hits object; `query` is NULL or a live query
+ * not modified during the call; `field`, `pre` and `post` are NULL or
+ * valid for reading their lengths' bytes; `out_ptr`/`out_len` are NULL or
+ * valid for writing a pointer / a `size_t`.
+ */
+quarry_status quarry_hits_highlight(const quarry_hits *hits,
+                                    size_t index,
+                                    const quarry_query *query,
+                                    const char *field,
+                                    size_t field_len,
+                                    const char *pre,
+                                    size_t pre_len,
+                                    const char *post,
+                                    size_t post_len,
+                                    size_t max_len,
+                                    const char **out_ptr,
+                                    size_t *out_len);
 
 /**
  * The stored value of the i64 field `field` of hit `index`.

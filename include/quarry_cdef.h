@@ -175,6 +175,12 @@ quarry_status quarry_schema_add_field(quarry_schema *schema,
                                       quarry_field_type field_type,
                                       quarry_field_flags flags);
 
+quarry_status quarry_schema_set_analyzer(quarry_schema *schema,
+                                         const char *field_name,
+                                         size_t field_name_len,
+                                         const char *analyzer,
+                                         size_t analyzer_len);
+
 void quarry_schema_free(quarry_schema *schema);
 
 quarry_status quarry_indexer_open(const char *path,
@@ -333,6 +339,8 @@ quarry_status quarry_searcher_set_exec_mode(quarry_searcher *searcher, quarry_ex
 
 quarry_status quarry_searcher_set_max_expansions(quarry_searcher *searcher, size_t limit);
 
+quarry_status quarry_searcher_set_threads(quarry_searcher *searcher, size_t threads);
+
 quarry_exec_mode quarry_searcher_exec_mode(const quarry_searcher *searcher);
 
 quarry_status quarry_searcher_set_path(quarry_searcher *searcher,
@@ -389,6 +397,19 @@ quarry_status quarry_hits_stored_str(const quarry_hits *hits,
                                      size_t field_len,
                                      const char **out_ptr,
                                      size_t *out_len);
+
+quarry_status quarry_hits_highlight(const quarry_hits *hits,
+                                    size_t index,
+                                    const quarry_query *query,
+                                    const char *field,
+                                    size_t field_len,
+                                    const char *pre,
+                                    size_t pre_len,
+                                    const char *post,
+                                    size_t post_len,
+                                    size_t max_len,
+                                    const char **out_ptr,
+                                    size_t *out_len);
 
 quarry_status quarry_hits_stored_i64(const quarry_hits *hits,
                                      size_t index,

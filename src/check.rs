@@ -482,7 +482,10 @@ impl SegmentCheck<'_> {
                 }
             }
         }
-        if let Some(lengths) = &lengths {
+        // Positions count the tokens, unless the analyzer removes words and
+        // leaves their positions as gaps.
+        let gaps = self.schema.def(fid).analyzer.leaves_gaps();
+        if let Some(lengths) = lengths.as_ref().filter(|_| !gaps) {
             for (d, (&p, &len)) in last_pos.iter().zip(lengths).enumerate() {
                 if p.is_some_and(|p| u64::from(p) >= len) {
                     self.p.push(format!(

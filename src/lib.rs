@@ -34,6 +34,7 @@ pub mod collect;
 mod document;
 mod error;
 pub mod format;
+pub mod highlight;
 #[doc(hidden)]
 pub mod kernels;
 pub mod query;
@@ -42,9 +43,11 @@ mod schema;
 mod searcher;
 pub mod write;
 
+pub use analysis::{Analyzer, Token};
 pub use collect::{Hit, SortKey, SortRule, SortSpec, compare_values};
 pub use document::{Document, Value};
 pub use error::{Error, Result};
+pub use highlight::HighlightOptions;
 pub use query::parser::ParserConfig;
 pub use query::{Bound, Occur, Operator, Query};
 pub use read::ReadMode;

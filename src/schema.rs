@@ -1,5 +1,6 @@
 //! Schema: the named, typed fields of an index.
 
+use crate::analysis::Analyzer;
 use crate::error::{Error, Result};
 
 /// The type of a field.
@@ -114,6 +115,11 @@ pub struct FieldDef {
     /// false` in JSON). Positions are stored apart from doc ids and
     /// frequencies, so queries without phrases never read them.
     pub positions: bool,
+    /// How the field's text is split into tokens, at indexing and for
+    /// queries (text fields only; [`Analyzer::Default`] otherwise). Set
+    /// with [`Schema::set_analyzer`] or `"analyzer": "english"` in JSON, and
+    /// persisted in the index.
+    pub analyzer: Analyzer,
 }
 
 impl FieldDef {
@@ -175,6 +181,7 @@ impl Schema {
             ty,
             flags,
             positions: ty == FieldType::Text,
+            analyzer: Analyzer::Default,
         });
         Ok(id)
     }
@@ -185,19 +192,37 @@ impl Schema {
     /// text has positions) and [`Error::InvalidArgument`] for an id not
     /// from this schema.
     pub fn set_positions(&mut self, id: FieldId, on: bool) -> Result<()> {
+        let f = self.text_field_mut(id, "positions")?;
+        f.positions = on;
+        Ok(())
+    }
+
+    /// Sets a text field's analyzer ([`Analyzer::Default`] unless set).
+    ///
+    /// Errors with [`Error::Schema`] for a field of another type (string
+    /// values are indexed whole, i64 ones as keys: only text is analysed)
+    /// and [`Error::InvalidArgument`] for an id not from this schema.
+    pub fn set_analyzer(&mut self, id: FieldId, analyzer: Analyzer) -> Result<()> {
+        let f = self.text_field_mut(id, "an analyzer")?;
+        f.analyzer = analyzer;
+        Ok(())
+    }
+
+    /// A text field to change, or the error of [`Self::set_positions`] and
+    /// [`Self::set_analyzer`] (`what` is the option, for the message).
+    fn text_field_mut(&mut self, id: FieldId, what: &str) -> Result<&mut FieldDef> {
         let f = self
             .fields
             .get_mut(id.0 as usize)
             .ok_or_else(|| Error::InvalidArgument(format!("no field {}", id.0)))?;
         if f.ty != FieldType::Text {
             return Err(Error::Schema(format!(
-                "field {:?} is {}: only text fields have positions",
+                "field {:?} is {}: only text fields have {what}",
                 f.name,
                 f.ty.name()
             )));
         }
-        f.positions = on;
-        Ok(())
+        Ok(f)
     }
 
     /// The id of the field called `name`.
@@ -236,7 +261,8 @@ impl Schema {
 
     /// Parses the JSON form
     /// `{"fields":[{"name":"id","type":"i64","stored":true,"indexed":true}, ...]}`
-    /// (a text field may add `"positions": false`).
+    /// (a text field may add `"positions": false` and `"analyzer": NAME`,
+    /// a name of [`Analyzer::name`]; an unknown name is an error).
     ///
     /// A `text` field is always indexed: `"indexed": false` on one is an
     /// error (a value that is stored but not searchable is a `string` field
@@ -256,7 +282,7 @@ impl Schema {
             for key in obj.keys() {
                 if !matches!(
                     key.as_str(),
-                    "name" | "type" | "stored" | "indexed" | "sortable" | "positions"
+                    "name" | "type" | "stored" | "indexed" | "sortable" | "positions" | "analyzer"
                 ) {
                     return Err(Error::Schema(format!("field #{i}: unknown key {key:?}")));
                 }
@@ -306,13 +332,27 @@ impl Schema {
                     )));
                 }
             }
+            match obj.get("analyzer") {
+                None => {}
+                Some(serde_json::Value::String(a)) => {
+                    let analyzer = Analyzer::by_name(a)
+                        .map_err(|e| Error::Schema(format!("field {name:?}: {e}")))?;
+                    schema.set_analyzer(id, analyzer)?;
+                }
+                Some(_) => {
+                    return Err(Error::Schema(format!(
+                        "field {name:?}: \"analyzer\" must be a string"
+                    )));
+                }
+            }
         }
         Ok(schema)
     }
 
     /// The JSON form read by [`Schema::from_json`] (which reads it back
     /// equal). A text field's `"indexed"` is written only when set, since
-    /// `false` is refused there.
+    /// `false` is refused there; its `"positions"` only when off and its
+    /// `"analyzer"` only when not `default`.
     pub fn to_json(&self) -> String {
         let fields: Vec<serde_json::Value> = self
             .fields
@@ -331,6 +371,10 @@ impl Schema {
                 if f.ty == FieldType::Text && !f.positions {
                     v.as_object_mut()
                         .map(|o| o.insert("positions".into(), false.into()));
+                }
+                if f.analyzer != Analyzer::Default {
+                    v.as_object_mut()
+                        .map(|o| o.insert("analyzer".into(), f.analyzer.name().into()));
                 }
                 v
             })
@@ -388,6 +432,9 @@ mod tests {
         }
         s.set_positions(FieldId(1), false).unwrap();
         assert!(s.set_positions(FieldId(2), false).is_err());
+        s.set_analyzer(FieldId(1), Analyzer::EnglishStop).unwrap();
+        assert!(s.to_json().contains("\"analyzer\":\"english_stop\""));
+        assert!(!s.to_json().contains("\"default\""));
         assert!(s.def(FieldId(0)).positions && !s.def(FieldId(1)).positions);
         assert!(s.to_json().contains("\"positions\":false"));
         assert_eq!(Schema::from_json(&s.to_json()).unwrap(), s);
@@ -395,5 +442,44 @@ mod tests {
             Schema::from_json(r#"{"fields":[{"name":"i","type":"i64","positions":false}]}"#)
                 .is_err()
         );
+    }
+
+    #[test]
+    fn analyzers_are_named_in_json_and_only_text_fields_have_one() {
+        let s = Schema::from_json(
+            r#"{"fields":[{"name":"t","type":"text","analyzer":"keyword"},{"name":"u","type":"text"}]}"#,
+        )
+        .unwrap();
+        assert_eq!(s.def(FieldId(0)).analyzer, Analyzer::Keyword);
+        assert_eq!(s.def(FieldId(1)).analyzer, Analyzer::Default);
+        for (json, needle) in [
+            (
+                r#"{"fields":[{"name":"t","type":"text","analyzer":"klingon"}]}"#,
+                "unknown analyzer \"klingon\"",
+            ),
+            (
+                r#"{"fields":[{"name":"t","type":"text","analyzer":3}]}"#,
+                "must be a string",
+            ),
+            (
+                r#"{"fields":[{"name":"s","type":"string","analyzer":"english"}]}"#,
+                "only text fields have an analyzer",
+            ),
+        ] {
+            let e = Schema::from_json(json).unwrap_err();
+            assert!(matches!(&e, Error::Schema(m) if m.contains(needle)), "{e}");
+        }
+        let mut s = Schema::new();
+        let id = s
+            .add_field("n", FieldType::I64, FieldFlags::default())
+            .unwrap();
+        assert!(matches!(
+            s.set_analyzer(id, Analyzer::English),
+            Err(Error::Schema(_))
+        ));
+        assert!(matches!(
+            s.set_analyzer(FieldId(9), Analyzer::English),
+            Err(Error::InvalidArgument(_))
+        ));
     }
 }

@@ -3,13 +3,15 @@
 use std::cmp::Ordering;
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
 
 use crate::collect::{
-    Hit, Sink, SortCollector, SortKey, SortSpec, Tally, TopDocs, TopDocsSink, Window,
+    Hit, SharedFloor, Sink, SortCollector, SortKey, SortSpec, Tally, TopDocs, TopDocsSink, Window,
     compare_values,
 };
 use crate::document::Value;
 use crate::error::{Error, Result};
+use crate::highlight::HighlightOptions;
 use crate::query::plan::{self, Node};
 use crate::query::{Query, daat, exhaustive, window};
 use crate::read::{LiveSegment, ReadMode, Snapshot};
@@ -87,6 +89,16 @@ pub struct SearchOptions {
     /// [`Error::TooManyTerms`]. Default 1024
     /// ([`crate::query::plan::DEFAULT_MAX_EXPANSIONS`]).
     pub max_expansions: usize,
+    /// How many threads one search may run its segments on
+    /// (`QUARRY_SEARCH_THREADS`); default 1. Each takes the next segment
+    /// not yet taken, in document order, with its own queue, and in score
+    /// order they share the best k-th score any has seen, so each skips
+    /// what cannot enter the results; the hits are the same as on one
+    /// thread. A search uses at most one thread per segment, and with
+    /// more than one spawns them for the search's length (tens of
+    /// microseconds each): worth it for an index of several large
+    /// segments, not for short queries. The exhaustive path runs on one.
+    pub threads: usize,
 }
 
 impl Default for SearchOptions {
@@ -97,6 +109,7 @@ impl Default for SearchOptions {
             block_max_or: Switch::default(),
             bulk_and: Switch::default(),
             max_expansions: plan::DEFAULT_MAX_EXPANSIONS,
+            threads: 1,
         }
     }
 }
@@ -104,7 +117,8 @@ impl Default for SearchOptions {
 impl SearchOptions {
     /// Defaults overridden by the environment:
     /// `QUARRY_EXEC=auto|exhaustive|daat` and `QUARRY_TERM_TOPK`,
-    /// `QUARRY_BLOCK_MAX_OR`, `QUARRY_BULK_AND` `=auto|off`; also checks
+    /// `QUARRY_BLOCK_MAX_OR`, `QUARRY_BULK_AND` `=auto|off`,
+    /// `QUARRY_SEARCH_THREADS` (a count from 1); also checks
     /// `QUARRY_SIMD=auto|scalar` (read by [`crate::kernels`]). A variable
     /// that is unset or empty keeps the default.
     ///
@@ -128,6 +142,11 @@ impl SearchOptions {
             if let Some(v) = env_setting(name, "auto or off", Switch::from_name)? {
                 *switch = v;
             }
+        }
+        if let Some(n) = env_setting("QUARRY_SEARCH_THREADS", "a count from 1", |v| {
+            v.parse::<usize>().ok().filter(|&n| n >= 1)
+        })? {
+            o.threads = n;
         }
         env_setting(
             crate::kernels::SIMD_ENV_VAR,
@@ -359,6 +378,26 @@ impl Searcher {
         seg.reader.stored(local)
     }
 
+    /// An excerpt of the stored text field `field` of document `doc`
+    /// around the region that best matches `query`, its matched terms
+    /// between `options.pre` and `options.post` (`crate::highlight` says
+    /// exactly how the region, the cuts and the ellipses are chosen).
+    /// `None` when the document has no value of the field; a document the
+    /// query does not match gets the start of the field.
+    ///
+    /// Errors: [`Error::Schema`] when `field` is not a stored text field,
+    /// [`Error::InvalidArgument`] for a document out of range or a
+    /// `max_bytes` of 0, and the errors of compiling `query`.
+    pub fn highlight(
+        &self,
+        query: &Query,
+        doc: u64,
+        field: FieldId,
+        options: &HighlightOptions,
+    ) -> Result<Option<String>> {
+        crate::highlight::highlight(self, query, doc, field, options)
+    }
+
     /// Runs `query`.
     pub fn search(&self, query: &Query, req: &SearchRequest) -> Result<Hits> {
         let node = plan::compile_with(query, &self.snap, self.options.max_expansions)?;
@@ -366,11 +405,37 @@ impl Searcher {
         if let Some(spec) = req.sort.as_ref().filter(|s| !s.is_score_order()) {
             return self.search_sorted(&node, req, spec, tally);
         }
-        let want = req.offset.saturating_add(req.limit);
-        let mut top = TopDocs::new(want.min(self.snap.max_doc() as usize));
-        let mut sink = TopDocsSink::new(&mut top, tally);
-        self.drive(&node, &mut sink, |sink, seg| sink.base = seg.base as u32)?;
-        let (tally, scored) = (sink.tally, sink.scored);
+        let want = req
+            .offset
+            .saturating_add(req.limit)
+            .min(self.snap.max_doc() as usize);
+        let enter = |sink: &mut TopDocsSink, seg: &LiveSegment| sink.base = seg.base as u32;
+        let shared = SharedFloor::default();
+        let sinks = match self.threads_for(&node) {
+            1 => {
+                let mut sink = TopDocsSink::new(want, tally);
+                self.drive(&node, &mut sink, enter)?;
+                vec![sink]
+            }
+            n => self.drive_parallel(
+                &node,
+                n,
+                || TopDocsSink::sharing(want, tally, &shared),
+                enter,
+            )?,
+        };
+        // Each thread's queue holds the best of what it saw; what it left
+        // out scored below its own k-th or another thread's, so the best
+        // `want` of their union are the search's.
+        let mut top = TopDocs::new(want);
+        let (mut tally, mut scored) = (Tally::new(tally.threshold()), 0);
+        for sink in sinks {
+            tally.merge(&sink.tally);
+            scored += sink.scored;
+            for (score, doc) in sink.top.into_sorted() {
+                top.offer(score, doc);
+            }
+        }
         let hits = top
             .into_sorted()
             .into_iter()
@@ -417,33 +482,92 @@ impl Searcher {
         }
     }
 
+    /// How many threads a search of `node` runs on: the option, at most
+    /// one a segment, and one for the exhaustive path.
+    fn threads_for(&self, node: &Node) -> usize {
+        if self.path(node) == Route::Exhaustive {
+            return 1;
+        }
+        self.options
+            .threads
+            .clamp(1, self.snap.segments().len().max(1))
+    }
+
     /// The one loop over the snapshot's segments: `enter` tells the sink
     /// which segment follows, then the chosen path feeds it that segment's
-    /// matches.
+    /// matches ([`Self::run_segment`]).
     fn drive<'s, S: Sink>(
         &'s self,
         node: &Node,
         sink: &mut S,
-        mut enter: impl FnMut(&mut S, &'s LiveSegment),
+        enter: impl Fn(&mut S, &'s LiveSegment),
     ) -> Result<()> {
         let path = self.path(node);
         let mut buf = window::Buffers::new();
         for seg in self.snap.segments() {
             enter(sink, seg);
-            match path {
-                Route::Window => window::run(node, seg, sink, &mut buf)?,
-                Route::Daat => daat::run(node, seg, sink)?,
-                Route::Exhaustive => {
-                    for (doc, score) in exhaustive::evaluate(node, seg)? {
-                        if !seg.is_deleted(doc) {
-                            sink.count(1);
-                            sink.offer(doc, || score);
-                        }
-                    }
-                }
-            }
+            self.run_segment(path, node, seg, sink, &mut buf)?;
         }
         Ok(())
+    }
+
+    /// [`Self::drive`] on `threads` threads, each with its own sink from
+    /// `make`: each thread takes the next segment not yet taken, so its
+    /// own segments come in document order (a sink's floor stays
+    /// exclusive: ties go to the lower document, which it saw first).
+    /// Returns the sinks; the first error any thread met, if one did.
+    fn drive_parallel<'s, S: Sink + Send>(
+        &'s self,
+        node: &Node,
+        threads: usize,
+        make: impl Fn() -> S + Sync,
+        enter: impl Fn(&mut S, &'s LiveSegment) + Sync,
+    ) -> Result<Vec<S>> {
+        let path = self.path(node);
+        let segments = self.snap.segments();
+        let next = AtomicUsize::new(0);
+        let work = || -> Result<S> {
+            let mut sink = make();
+            let mut buf = window::Buffers::new();
+            while let Some(seg) = segments.get(next.fetch_add(1, AtomicOrdering::Relaxed)) {
+                enter(&mut sink, seg);
+                self.run_segment(path, node, seg, &mut sink, &mut buf)?;
+            }
+            Ok(sink)
+        };
+        std::thread::scope(|scope| {
+            let helpers: Vec<_> = (1..threads).map(|_| scope.spawn(work)).collect();
+            let mut sinks = vec![work()];
+            for h in helpers {
+                // A panic in a search thread is a bug: pass it on as one.
+                sinks.push(h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
+            }
+            sinks.into_iter().collect()
+        })
+    }
+
+    /// Runs `node` over one segment on `path`, into `sink`.
+    fn run_segment<S: Sink>(
+        &self,
+        path: Route,
+        node: &Node,
+        seg: &LiveSegment,
+        sink: &mut S,
+        buf: &mut window::Buffers,
+    ) -> Result<()> {
+        match path {
+            Route::Window => window::run(node, seg, sink, buf),
+            Route::Daat => daat::run(node, seg, sink),
+            Route::Exhaustive => {
+                for (doc, score) in exhaustive::evaluate(node, seg)? {
+                    if !seg.is_deleted(doc) {
+                        sink.count(1);
+                        sink.offer(doc, || score);
+                    }
+                }
+                Ok(())
+            }
+        }
     }
 
     /// Sorted search. The exhaustive path collects every match with its
@@ -492,11 +616,35 @@ impl Searcher {
             .offset
             .saturating_add(req.limit)
             .min(self.snap.max_doc() as usize);
-        let mut c = SortCollector::new(spec, self.schema(), want, tally);
-        self.drive(node, &mut c, |c, seg| c.set_segment(seg))?;
-        let (total, exact, scored) = (c.total(), c.total_is_exact(), c.scored());
+        fn enter<'s>(c: &mut SortCollector<'s>, seg: &'s LiveSegment) {
+            c.set_segment(seg);
+        }
+        let make = || SortCollector::new(spec, self.schema(), want, tally);
+        if self.threads_for(node) == 1 {
+            let mut c = make();
+            self.drive(node, &mut c, enter)?;
+            let (total, exact, scored) = (c.total(), c.total_is_exact(), c.scored());
+            return Ok(Hits {
+                hits: c.into_hits(req.offset),
+                total_hits: total,
+                total_is_exact: exact,
+                scored_docs: scored,
+            });
+        }
+        // Each thread's collector keeps its best `want`: the best `want`
+        // of their union are the search's.
+        let collectors = self.drive_parallel(node, self.threads_for(node), make, enter)?;
+        let (mut total, mut exact, mut scored) = (0, true, 0);
+        let mut all = Vec::new();
+        for c in collectors {
+            total += c.total();
+            exact &= c.total_is_exact();
+            scored += c.scored();
+            all.extend(c.into_hits(0));
+        }
+        all.sort_by(|a, b| compare_hits(spec, a, b));
         Ok(Hits {
-            hits: c.into_hits(req.offset),
+            hits: all.into_iter().skip(req.offset).take(req.limit).collect(),
             total_hits: total,
             total_is_exact: exact,
             scored_docs: scored,

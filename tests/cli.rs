@@ -441,6 +441,9 @@ fn exec_paths_and_segment_layouts_are_bit_identical() {
                     );
                 }
             }
+            // One search on several threads, a segment each at a time.
+            let got = search_tsv(&many, &[&args[..], &["--search-threads", "3"]].concat());
+            assert!(got == base, "{op} {sort:?} --search-threads 3 differs");
             // The environment switch selects the same paths.
             let queries = data("queries.tsv");
             let out = Command::new(BIN)
@@ -452,6 +455,9 @@ fn exec_paths_and_segment_layouts_are_bit_identical() {
             assert!(String::from_utf8(out.stdout).unwrap() == base);
         }
     }
+
+    let err = fails(&["search", s(&many), "alpha", "--search-threads", "0"], 2);
+    assert!(err.contains("--search-threads"), "{err}");
 
     let asc = search_tsv(&many, &["--sort", "score:asc,doc:desc", "--exec", "auto"]);
     assert!(

@@ -164,12 +164,13 @@ fn build_c99(name: &str) -> PathBuf {
 
 /// The environment variables that choose execution paths (and kernels):
 /// removed for every test program unless given.
-const SWITCH_VARS: [&str; 5] = [
+const SWITCH_VARS: [&str; 6] = [
     "QUARRY_EXEC",
     "QUARRY_TERM_TOPK",
     "QUARRY_BLOCK_MAX_OR",
     "QUARRY_BULK_AND",
     "QUARRY_SIMD",
+    "QUARRY_SEARCH_THREADS",
 ];
 
 /// Runs a test program with a fresh scratch directory, the [`SWITCH_VARS`]
@@ -339,6 +340,16 @@ fn c_query_language() {
 }
 
 #[test]
+fn c_analyzers() {
+    run_program(&[], &build_c99("analyzers"), &[], &[]);
+}
+
+#[test]
+fn c_highlight() {
+    run_program(&[], &build_c99("highlight"), &[], &[]);
+}
+
+#[test]
 fn c_error_paths() {
     run_program(&[], &build_c99("errors"), &[], &[]);
 }
@@ -396,6 +407,8 @@ fn c_tests_under_valgrind() {
     run_program(&vg, &build_c99("lifecycle"), &[], &[]);
     run_program(&vg, &build_c99("errors"), &[], &[]);
     run_program(&vg, &build_c99("query_lang"), &[], &[]);
+    run_program(&vg, &build_c99("analyzers"), &[], &[]);
+    run_program(&vg, &build_c99("highlight"), &[], &[]);
     run_program(&vg, &build_c99("panic"), &[], &[]);
     run_program(&vg, &build_c99("threads"), &["6", "4"], &[]);
     // valgrind must see the library's allocations: a double free of a
@@ -468,7 +481,14 @@ fn c_tests_under_address_and_undefined_sanitizers() {
         ),
         ("UBSAN_OPTIONS", "halt_on_error=1:print_stacktrace=1"),
     ];
-    for name in ["lifecycle", "errors", "query_lang", "panic", "threads"] {
+    for name in [
+        "lifecycle",
+        "errors",
+        "query_lang",
+        "analyzers",
+        "panic",
+        "threads",
+    ] {
         let bin = build(name, "gcc", &flags, "-asan");
         let nm = run(Command::new("nm").arg(&bin));
         assert!(
@@ -550,6 +570,7 @@ fn unknown_values_of_the_environment_switches_are_rejected() {
             ("QUARRY_BLOCK_MAX_OR", "auto"),
             ("QUARRY_BULK_AND", ""),
             ("QUARRY_SIMD", "scalar"),
+            ("QUARRY_SEARCH_THREADS", "2"),
         ],
     );
 }

@@ -12,10 +12,17 @@
 //! v1 index, each with one damage, that must give `Corrupt` or
 //! `UnsupportedVersion` naming the file).
 //!
-//! Version 2: `v2/` (the small index again: its dictionaries have several
-//! front-coded blocks per field, its body has positions), `v2-mixed/` (the v1 index appended to,
-//! deleted from and committed by this build: v1 and v2 segments side by
+//! Version 2 (read only now, like version 1): `v2/` (the small index
+//! again: its dictionaries have several front-coded blocks per field, its
+//! body has positions), `v2-mixed/` (the v1 index appended to, deleted
+//! from and committed by a version-2 build: v1 and v2 segments side by
 //! side), `v2-damaged/` (the damages over `v2/`).
+//!
+//! Version 3 (manifests name each text field's analyzer): `v3/` (the
+//! small index again, every text field `default`), `v3-analyzers/` (one
+//! text field per analyzer, and queries that only match as each analyzes),
+//! `v3-damaged/` (the damages over `v3/`, and an analyzer name this build
+//! does not know).
 //!
 //! `QUARRY_UPDATE_GOLDEN=1 cargo test --test golden` rewrites the sets of
 //! the version this build writes, which is only right together with a
@@ -194,9 +201,9 @@ fn golden_v1_index_reads_with_the_recorded_results() {
 }
 
 #[test]
-fn golden_v2_index_reads_and_rebuilds_identically() {
+fn golden_v2_index_reads_with_the_recorded_results() {
     let dir = golden("v2");
-    golden_round_trip(&dir, Set::Current, build, results);
+    golden_round_trip(&dir, Set::Frozen, build, results);
     let r = quarry::check::check_index(&dir).unwrap();
     assert!(r.is_clean(), "{:?}", r.problems);
     assert_eq!(r.structures.segment_versions, [0, 3]);
@@ -210,6 +217,147 @@ fn golden_v2_index_reads_and_rebuilds_identically() {
         std::fs::read_to_string(dir.join("expected.txt")).unwrap(),
         std::fs::read_to_string(golden_dir().join("expected.txt")).unwrap()
     );
+}
+
+#[test]
+fn golden_v3_index_reads_and_rebuilds_identically() {
+    let dir = golden("v3");
+    golden_round_trip(&dir, Set::Current, build, results);
+    let r = quarry::check::check_index(&dir).unwrap();
+    assert!(r.is_clean(), "{:?}", r.problems);
+    assert_eq!(r.structures.segment_versions, [0, 0, 3]);
+    assert!(r.structures.position_lists > 0, "{:?}", r.structures);
+    // The same documents give the same answers in every version: the
+    // default analyzer is the analysis versions 1 and 2 knew.
+    assert_eq!(
+        std::fs::read_to_string(dir.join("expected.txt")).unwrap(),
+        std::fs::read_to_string(golden_dir().join("expected.txt")).unwrap()
+    );
+    let s = Searcher::open(&dir).unwrap();
+    assert!(
+        s.schema()
+            .fields()
+            .iter()
+            .all(|f| f.analyzer == Analyzer::Default)
+    );
+}
+
+#[test]
+fn golden_older_versions_are_default_analyzed() {
+    for set in ["v1", "v2", "v2-mixed", "v1-blocks"] {
+        let s = Searcher::open(golden(set)).unwrap();
+        assert!(
+            s.schema()
+                .fields()
+                .iter()
+                .all(|f| f.analyzer == Analyzer::Default),
+            "{set}"
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------
+// v3-analyzers: one text field per analyzer.
+// ---------------------------------------------------------------------------
+
+/// The analyzers' fields, each holding the same texts.
+const ANALYZED: &[(&str, Analyzer)] = &[
+    ("plain", Analyzer::Default),
+    ("english", Analyzer::English),
+    ("stop", Analyzer::EnglishStop),
+    ("ws", Analyzer::Whitespace),
+    ("kw", Analyzer::Keyword),
+];
+
+fn build_analyzers(dir: &Path) {
+    let mut schema = Schema::new();
+    let (id, _) = common::add_id_and_body(&mut schema, false);
+    let fields: Vec<FieldId> = ANALYZED
+        .iter()
+        .map(|(name, a)| {
+            let f = schema
+                .add_field(name, FieldType::Text, FieldFlags::default())
+                .unwrap();
+            schema.set_analyzer(f, *a).unwrap();
+            f
+        })
+        .collect();
+    let mut w = IndexWriter::create(dir, &schema, WriterConfig::default()).unwrap();
+    for (n, t) in TEXTS
+        .iter()
+        .chain(&["Running runs; the RUNNER ran.", "Sussex"])
+        .enumerate()
+    {
+        let mut d = Document::new();
+        d.add_i64(id, n as i64);
+        for f in &fields {
+            d.add_str(*f, t);
+        }
+        w.add_document(&d).unwrap();
+    }
+    w.commit().unwrap();
+}
+
+fn analyzers_results(dir: &Path) -> String {
+    let s = Searcher::open(dir).unwrap();
+    let exact = SearchRequest {
+        offset: 0,
+        limit: 5,
+        sort: None,
+        total: TotalMode::Exact,
+    };
+    let mut out = String::new();
+    for (name, _) in ANALYZED {
+        let f = s.schema().field(name).unwrap();
+        for q in ["run", "settled sussex", "the man", "Sussex", "Sussex."] {
+            out += &pinned_hits(
+                &s,
+                &format!("{name}: {q}"),
+                &Query::matching(f, q, Operator::Or),
+                &exact,
+            );
+        }
+        let parsed = quarry::query::parser::parse(
+            "Run* Families",
+            s.schema(),
+            &ParserConfig::new(f, Operator::Or),
+        )
+        .unwrap();
+        out += &pinned_hits(&s, &format!("{name}: parsed"), &parsed, &exact);
+    }
+    out
+}
+
+#[test]
+fn golden_v3_analyzers_pin_each_analyzer() {
+    let dir = golden("v3-analyzers");
+    golden_round_trip(&dir, Set::Current, build_analyzers, analyzers_results);
+    let r = quarry::check::check_index(&dir).unwrap();
+    assert!(r.is_clean(), "{:?}", r.problems);
+    let s = Searcher::open(&dir).unwrap();
+    for (name, a) in ANALYZED {
+        let f = s.schema().field(name).unwrap();
+        assert_eq!(s.schema().def(f).analyzer, *a);
+    }
+    // Each analyzer answers as it analyzes: the stemmed fields find "run"
+    // in "Running runs", the plain one does not; without stop words "the"
+    // matches every text; the whitespace field keeps the period of
+    // "Sussex.", the keyword field matches only a whole value.
+    let expected = std::fs::read_to_string(dir.join("expected.txt")).unwrap();
+    for line in [
+        "english: run total=1",
+        "stop: run total=1",
+        "plain: run total=0",
+        "plain: the man total=5",
+        "stop: the man total=2",
+        "kw: Sussex total=1",
+        "kw: settled sussex total=0",
+        "plain: Sussex total=2",
+        "ws: Sussex total=1",
+        "ws: Sussex. total=1",
+    ] {
+        assert!(expected.contains(line), "{line}");
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -266,13 +414,13 @@ fn mixed_results(dir: &Path) -> String {
 #[test]
 fn golden_v2_mixed_reads_v1_and_v2_segments_side_by_side() {
     let dir = golden("v2-mixed");
-    golden_round_trip(&dir, Set::Current, build_mixed, mixed_results);
+    golden_round_trip(&dir, Set::Frozen, build_mixed, mixed_results);
     let r = quarry::check::check_index(&dir).unwrap();
     assert!(r.is_clean(), "{:?}", r.problems);
     assert_eq!(r.structures.segment_versions, [3, 1]);
 
-    // Merging the v1 segments writes version 2, and the same documents
-    // still match.
+    // Merging the v1 and v2 segments writes the current version, and the
+    // same documents still match.
     let matching = |d: &Path| {
         let s = Searcher::open(d).unwrap();
         let body = s.schema().field("body").unwrap();
@@ -309,7 +457,7 @@ fn golden_v2_mixed_reads_v1_and_v2_segments_side_by_side() {
     assert_eq!(matching(tmp.path()), before);
     let r = quarry::check::check_index(tmp.path()).unwrap();
     assert!(r.is_clean(), "{:?}", r.problems);
-    assert_eq!(r.structures.segment_versions, [0, 1]);
+    assert_eq!(r.structures.segment_versions, [0, 0, 1]);
 }
 
 // ---------------------------------------------------------------------------
@@ -645,7 +793,23 @@ const DAMAGES: &[(&str, &str, fn(&mut Vec<u8>))] = &[
             common::fix_crc(b)
         },
     ),
+    (
+        "corrupt-manifest-analyzer",
+        "manifest-0000000000000006.qmf",
+        |b| {
+            // The body's analyzer renamed to a name no build knows.
+            let at = b
+                .windows(8)
+                .position(|w| w == b"\x07default")
+                .expect("the body's analyzer");
+            b[at + 1..at + 8].copy_from_slice(b"klingon");
+            common::fix_crc(b)
+        },
+    ),
 ];
+
+/// The cases of [`DAMAGES`] made before version 3 (the frozen sets).
+const DAMAGES_BEFORE_V3: usize = 9;
 
 /// What a damaged case must do.
 enum Outcome {
@@ -663,6 +827,7 @@ enum Outcome {
 fn damaged_files_give_their_errors(
     base: &Path,
     damaged: &Path,
+    cases: usize,
     outcome: impl Fn(&str) -> Option<Outcome>,
 ) {
     let mut seen = 0;
@@ -705,7 +870,7 @@ fn damaged_files_give_their_errors(
             r.problems
         );
     }
-    assert_eq!(seen, DAMAGES.len());
+    assert_eq!(seen, cases);
 }
 
 #[test]
@@ -714,24 +879,48 @@ fn golden_v1_damaged_files_give_their_errors_naming_the_file() {
     // any version when they were made. This build reads version 2: the
     // segment's version-1 dictionary is then no version-2 dictionary, and
     // the manifest's layout is the same in both versions, so it reads.
-    damaged_files_give_their_errors(&golden_dir(), &golden("v1-damaged"), |name| match name {
-        "unsupported-segment-version" => Some(Outcome::Corrupt),
-        "unsupported-manifest-version" => Some(Outcome::Reads),
-        _ => None,
-    });
+    damaged_files_give_their_errors(
+        &golden_dir(),
+        &golden("v1-damaged"),
+        DAMAGES_BEFORE_V3,
+        |name| match name {
+            "unsupported-segment-version" => Some(Outcome::Corrupt),
+            "unsupported-manifest-version" => Some(Outcome::Reads),
+            _ => None,
+        },
+    );
 }
 
 #[test]
 fn golden_v2_damaged_files_give_their_errors_naming_the_file() {
-    let root = golden("v2-damaged");
+    // Two cases stamp version 3 on version-2 files, which was newer than
+    // any version when they were made. This build reads version 3: the
+    // segment layout is the same in both, so the segment reads; a
+    // version-3 manifest names its text fields' analyzers, which the
+    // version-2 bytes do not, so the manifest is corrupt.
+    damaged_files_give_their_errors(
+        &golden("v2"),
+        &golden("v2-damaged"),
+        DAMAGES_BEFORE_V3,
+        |name| match name {
+            "unsupported-segment-version" => Some(Outcome::Reads),
+            "unsupported-manifest-version" => Some(Outcome::Corrupt),
+            _ => None,
+        },
+    );
+}
+
+#[test]
+fn golden_v3_damaged_files_give_their_errors_naming_the_file() {
+    let root = golden("v3-damaged");
     if std::env::var_os("QUARRY_UPDATE_GOLDEN").is_some() {
         let _ = std::fs::remove_dir_all(&root);
         for (case, file, damage) in DAMAGES {
-            let mut b = std::fs::read(golden("v2").join(file)).unwrap();
+            let mut b = std::fs::read(golden("v3").join(file)).unwrap();
             damage(&mut b);
             std::fs::create_dir_all(root.join(case)).unwrap();
             std::fs::write(root.join(case).join(file), b).unwrap();
         }
     }
-    damaged_files_give_their_errors(&golden("v2"), &root, |_| None);
+    damaged_files_give_their_errors(&golden("v3"), &root, DAMAGES.len(), |_| None);
 }

@@ -533,9 +533,18 @@ fn check(
             .map(|(d, s)| (d, s.to_bits()))
             .collect();
         let query = to_query(&q, &fields);
-        for exec in [ExecMode::Exhaustive, ExecMode::Daat, ExecMode::Auto] {
+        // Each path on one thread, and the fast ones on three as well
+        // (segments shared out, the k-th best score shared).
+        for (exec, threads) in [
+            (ExecMode::Exhaustive, 1),
+            (ExecMode::Daat, 1),
+            (ExecMode::Auto, 1),
+            (ExecMode::Daat, 3),
+            (ExecMode::Auto, 3),
+        ] {
             let s = searcher.clone().with_options(SearchOptions {
                 exec,
+                threads,
                 ..SearchOptions::default()
             });
             let hits = s
@@ -554,19 +563,29 @@ fn check(
                 .iter()
                 .map(|h| (h.doc, h.score.to_bits()))
                 .collect();
-            prop_assert_eq!(&got, &want, "{:?} {:?}", exec, q);
+            prop_assert_eq!(&got, &want, "{:?} {} {:?}", exec, threads, q);
             prop_assert_eq!(hits.total_hits, total);
+            prop_assert!(hits.total_is_exact);
         }
         // Free to count less: the fast paths may then leave documents that
         // cannot enter the page unscored, and must return the same hits.
-        for mode in [TotalMode::LowerBound, TotalMode::AtLeast(5)] {
+        let parallel = searcher.clone().with_options(SearchOptions {
+            threads: 3,
+            ..SearchOptions::default()
+        });
+        for (mode, s) in [
+            (TotalMode::LowerBound, &searcher),
+            (TotalMode::AtLeast(5), &searcher),
+            (TotalMode::LowerBound, &parallel),
+            (TotalMode::AtLeast(5), &parallel),
+        ] {
             let req = SearchRequest {
                 offset,
                 limit: k,
                 sort: None,
                 total: mode,
             };
-            let hits = searcher.search(&query, &req).unwrap();
+            let hits = s.search(&query, &req).unwrap();
             let got: Vec<(u64, u32)> = hits
                 .hits
                 .iter()

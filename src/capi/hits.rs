@@ -2,14 +2,15 @@
 //! and sort values.
 
 use std::ffi::c_char;
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
+use super::query::quarry_query;
 use super::status::{QUARRY_INVALID_ARGUMENT, QUARRY_NO_VALUE, QUARRY_SCHEMA, quarry_status};
 use super::{
     CResult, Failure, Handle, check_out, free_handle, guard, guard_value, handle_ref, into_handle,
     str_arg, write_out,
 };
-use crate::{FieldId, FieldType, Hit, Hits, Searcher, SortKey, Value};
+use crate::{FieldId, FieldType, HighlightOptions, Hit, Hits, Searcher, SortKey, Value};
 
 /// The hits of one search: the requested page in order, the total number
 /// of matches, and per hit its document number, score, sort values and
@@ -35,6 +36,9 @@ pub(crate) struct HitsInner {
     rules: Vec<SortKey>,
     /// Per hit, its stored values once read.
     stored: Vec<OnceLock<StoredResult>>,
+    /// The excerpts handed out by `quarry_hits_highlight`, kept until the
+    /// hits are freed (each box's bytes stay put as the list grows).
+    excerpts: Mutex<Vec<Box<str>>>,
 }
 
 impl Handle for quarry_hits {
@@ -48,6 +52,7 @@ pub(crate) fn new_hits(searcher: Searcher, hits: Hits, rules: Vec<SortKey>) -> *
         hits,
         rules,
         stored,
+        excerpts: Mutex::new(Vec::new()),
     })
 }
 
@@ -333,6 +338,109 @@ pub unsafe extern "C" fn quarry_hits_stored_str(
         unsafe {
             write_out(out_ptr, s.as_ptr().cast::<c_char>());
             write_out(out_len, s.len());
+        }
+        Ok(())
+    })
+}
+
+/// An excerpt of the stored text field `field` of hit `index` around the
+/// region that best matches `query` (usually the query searched, but any
+/// query may be given), each matched token between the `pre` and `post`
+/// markers, as a pointer to UTF-8 bytes (not NUL-terminated) and their
+/// length.
+///
+/// The query's terms for the field are those its search uses (terms, match
+/// terms, the terms of prefixes; none under a MUST_NOT clause); the stored
+/// text is analysed again with the field's analyzer, so under `english`
+/// "running" marks "Runs". The excerpt holds at most `max_len` bytes of the
+/// stored text (markers and ellipses not counted): the window with the
+/// most distinct matched terms, then the most matches, widened with
+/// context to the limit, starting at a sentence or word and ending after
+/// a sentence or before a space where it can, never inside a UTF-8 char.
+/// Where it cuts the text it has an ellipsis, "…" (U+2026), at that end.
+/// A document the query does not match gets the start of the field; a text
+/// within the limit is returned whole. The text is not escaped.
+///
+/// Ownership: the bytes belong to `hits` and stay valid until
+/// `quarry_hits_free(hits)`; each call adds a new excerpt to it.
+/// Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_INVALID_UTF8` (field name or
+/// markers), `QUARRY_INVALID_ARGUMENT` (index out of range, `max_len` 0),
+/// `QUARRY_SCHEMA` (no such field, not a text field, not stored, or a query
+/// that does not fit the schema), `QUARRY_NO_VALUE` (this document has no
+/// value for the field), the query's search errors
+/// (`QUARRY_TOO_MANY_TERMS`, `QUARRY_UNSUPPORTED`, ...),
+/// `QUARRY_IO`/`QUARRY_CORRUPT` (reading the stored values failed).
+///
+/// Thread safety: as the other getters, callable from several threads at
+/// once.
+///
+/// # Safety
+/// `hits` is NULL or a live hits object; `query` is NULL or a live query
+/// not modified during the call; `field`, `pre` and `post` are NULL or
+/// valid for reading their lengths' bytes; `out_ptr`/`out_len` are NULL or
+/// valid for writing a pointer / a `size_t`.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn quarry_hits_highlight(
+    hits: *const quarry_hits,
+    index: usize,
+    query: *const quarry_query,
+    field: *const c_char,
+    field_len: usize,
+    pre: *const c_char,
+    pre_len: usize,
+    post: *const c_char,
+    post_len: usize,
+    max_len: usize,
+    out_ptr: *mut *const c_char,
+    out_len: *mut usize,
+) -> quarry_status {
+    guard(|| {
+        // SAFETY: the caller guarantees a live hits object; only shared access is used.
+        let hits = unsafe { handle_ref(hits, "hits") }?;
+        // SAFETY: the caller guarantees a live query, unmodified during the call.
+        let query = unsafe { handle_ref(query, "query") }?;
+        // SAFETY: the caller guarantees `field` is readable for `field_len` bytes.
+        let name = unsafe { str_arg(field, field_len, "field") }?;
+        // SAFETY: the caller guarantees `pre` is readable for `pre_len` bytes.
+        let pre = unsafe { str_arg(pre, pre_len, "pre") }?;
+        // SAFETY: the caller guarantees `post` is readable for `post_len` bytes.
+        let post = unsafe { str_arg(post, post_len, "post") }?;
+        check_out(out_ptr, "out_ptr")?;
+        check_out(out_len, "out_len")?;
+        let doc = hits.hit(index)?.doc;
+        let schema = hits.searcher.schema();
+        let id = schema.field(name).ok_or_else(|| {
+            Failure::new(QUARRY_SCHEMA, format!("the schema has no field {name:?}"))
+        })?;
+        let q = query.resolve(schema)?;
+        let options = HighlightOptions {
+            pre: pre.to_owned(),
+            post: post.to_owned(),
+            max_bytes: max_len,
+            ..HighlightOptions::default()
+        };
+        let excerpt = hits
+            .searcher
+            .highlight(&q, doc, id, &options)?
+            .ok_or_else(|| {
+                Failure::new(
+                    QUARRY_NO_VALUE,
+                    format!("document {doc} has no value for field {name:?}"),
+                )
+            })?
+            .into_boxed_str();
+        let (ptr, len) = (excerpt.as_ptr(), excerpt.len());
+        hits.excerpts
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(excerpt);
+        // SAFETY: both were checked non-NULL; the caller guarantees they are
+        // writable. The bytes are the boxed excerpt's, now kept in `hits`
+        // (never dropped or moved before `quarry_hits_free`).
+        unsafe {
+            write_out(out_ptr, ptr.cast::<c_char>());
+            write_out(out_len, len);
         }
         Ok(())
     })

@@ -5,7 +5,7 @@ use super::{
     Failure, Handle, check_out, free_handle, guard, guard_value, handle_mut, into_handle, str_arg,
     write_out,
 };
-use crate::{FieldFlags, FieldType, Schema};
+use crate::{Analyzer, FieldFlags, FieldType, Schema};
 use std::ffi::c_char;
 
 /// A schema under construction: an ordered list of named, typed fields.
@@ -26,8 +26,10 @@ impl Handle for quarry_schema {
 /// The type of a field: one of the `QUARRY_FIELD_*` type constants.
 pub type quarry_field_type = u32;
 
-/// Analysed text: split into lowercase alphanumeric tokens, indexed with
-/// term frequencies and BM25 norms. Always indexed; cannot be sortable.
+/// Analysed text: split into tokens by the field's analyzer (lowercase
+/// alphanumeric tokens unless `quarry_schema_set_analyzer` names another),
+/// indexed with term frequencies and BM25 norms. Always indexed; cannot be
+/// sortable.
 pub const QUARRY_FIELD_TEXT: quarry_field_type = 1;
 /// An exact string value: sortable, optionally indexed as one token.
 pub const QUARRY_FIELD_STRING: quarry_field_type = 2;
@@ -81,8 +83,10 @@ pub unsafe extern "C" fn quarry_schema_new(out: *mut *mut quarry_schema) -> quar
 
 /// Parses a schema from its JSON form, e.g.
 /// `{"fields":[{"name":"id","type":"i64","stored":true,"indexed":true}]}`
-/// (keys `name`, `type` = text|string|i64|f64, and optional booleans
-/// `stored`, `indexed`, `sortable`). Text fields are always indexed:
+/// (keys `name`, `type` = text|string|i64|f64, optional booleans
+/// `stored`, `indexed`, `sortable`, and for text fields `positions` and
+/// `analyzer`, a name as `quarry_schema_set_analyzer` takes). Text fields
+/// are always indexed:
 /// `"indexed": false` on one is refused (`QUARRY_SCHEMA`); a value to
 /// store without making it searchable is a `string` field with
 /// `"stored": true`.
@@ -90,7 +94,7 @@ pub unsafe extern "C" fn quarry_schema_new(out: *mut *mut quarry_schema) -> quar
 /// `json` is `json_len` bytes of UTF-8, not necessarily NUL-terminated.
 /// On `QUARRY_OK`, `*out` is a new schema owned by the caller.
 /// Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_INVALID_UTF8`, `QUARRY_SCHEMA`
-/// (malformed JSON or an invalid field).
+/// (malformed JSON, an invalid field or an unknown analyzer name).
 ///
 /// # Safety
 /// `json` is NULL or valid for reading `json_len` bytes; `out` is NULL or
@@ -155,6 +159,50 @@ pub unsafe extern "C" fn quarry_schema_add_field(
         if no_positions {
             schema.set_positions(id, false)?;
         }
+        Ok(())
+    })
+}
+
+/// Sets the analyzer of a text field: how its text is split into tokens at
+/// indexing and for queries. The names are `default` (split on
+/// non-alphanumerics, lowercase; what a field has unless set), `english`
+/// (default + the Snowball English stemmer), `english_stop` (english with
+/// English stop words removed), `whitespace` (split on whitespace only,
+/// case kept) and `keyword` (the whole value as one token, case kept);
+/// `docs/C-API.md` says exactly what each does. The name is stored in the
+/// index, so searches analyse queries the same way.
+///
+/// `field_name` is `field_name_len` bytes and `analyzer` is `analyzer_len`
+/// bytes, both UTF-8, not necessarily NUL-terminated.
+///
+/// Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_INVALID_UTF8`, `QUARRY_SCHEMA`
+/// (no field of that name, a field that is not text, or an unknown
+/// analyzer name; the message lists the known names). On error the schema
+/// is unchanged.
+///
+/// # Safety
+/// `schema` is NULL or a live schema not used by another thread during the
+/// call; `field_name` and `analyzer` are NULL or valid for reading their
+/// lengths' bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn quarry_schema_set_analyzer(
+    schema: *mut quarry_schema,
+    field_name: *const c_char,
+    field_name_len: usize,
+    analyzer: *const c_char,
+    analyzer_len: usize,
+) -> quarry_status {
+    guard(|| {
+        // SAFETY: the caller guarantees `schema` is live and not shared during the call.
+        let schema = unsafe { handle_mut(schema, "schema") }?;
+        // SAFETY: the caller guarantees `field_name` is readable for `field_name_len` bytes.
+        let name = unsafe { str_arg(field_name, field_name_len, "field_name") }?;
+        // SAFETY: the caller guarantees `analyzer` is readable for `analyzer_len` bytes.
+        let analyzer = unsafe { str_arg(analyzer, analyzer_len, "analyzer") }?;
+        let id = schema
+            .field(name)
+            .ok_or_else(|| crate::Error::Schema(format!("no field named {name:?}")))?;
+        schema.set_analyzer(id, Analyzer::by_name(analyzer)?)?;
         Ok(())
     })
 }

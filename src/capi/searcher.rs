@@ -188,6 +188,39 @@ pub unsafe extern "C" fn quarry_searcher_set_max_expansions(
     })
 }
 
+/// Sets how many threads one search on this handle may run its segments
+/// on (searchers from `quarry_searcher_reopen` inherit it); the default is
+/// 1, or `QUARRY_SEARCH_THREADS` when set. Each thread takes the next
+/// segment in document order, and in score order they share the best k-th
+/// score any has seen; the hits are those of one thread. A search uses
+/// at most one thread per segment and spawns its threads for its length,
+/// so this pays for indexes of several large segments, not short queries.
+///
+/// Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_INVALID_ARGUMENT` (`threads` is
+/// 0).
+/// Thread safety: needs exclusive use of the searcher.
+///
+/// # Safety
+/// `searcher` is NULL or a live searcher that no other thread uses during
+/// the call.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn quarry_searcher_set_threads(
+    searcher: *mut quarry_searcher,
+    threads: usize,
+) -> quarry_status {
+    guard(|| {
+        // SAFETY: the caller guarantees exclusive use of a live searcher.
+        let searcher = unsafe { handle_mut(searcher, "searcher") }?;
+        if threads == 0 {
+            return Err(Failure::invalid("a search needs at least 1 thread"));
+        }
+        let mut options: SearchOptions = searcher.options().clone();
+        options.threads = threads;
+        *searcher = searcher.clone().with_options(options);
+        Ok(())
+    })
+}
+
 /// The execution path of searches on this handle (a `QUARRY_EXEC_*`
 /// constant); 0 when `searcher` is NULL.
 ///

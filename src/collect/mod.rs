@@ -6,7 +6,7 @@ mod topdocs;
 
 pub use sort::SortCollector;
 pub use spec::{Hit, SortKey, SortRule, SortSpec, compare_values};
-pub use topdocs::{TopDocs, TopDocsSink, score_key};
+pub use topdocs::{SharedFloor, TopDocs, TopDocsSink, score_key};
 
 /// Hits a queue reserves room for up front; a larger queue (a deep page)
 /// grows while it fills, and allocates nothing once full.
@@ -63,6 +63,17 @@ impl Tally {
     /// Whether [`Self::total`] is every match.
     pub fn is_exact(&self) -> bool {
         !self.inexact
+    }
+
+    /// The count below which every match is counted.
+    pub fn threshold(&self) -> u64 {
+        self.threshold
+    }
+
+    /// Adds what `other` counted (another thread's share of a search).
+    pub fn merge(&mut self, other: &Tally) {
+        self.total += other.total;
+        self.inexact |= other.inexact;
     }
 }
 

@@ -6,6 +6,8 @@
 //! integer compare. The queue is a binary min-heap of fixed capacity that
 //! allocates nothing once full; its root is the worst kept hit (the floor).
 
+use std::sync::atomic::{AtomicU32, Ordering};
+
 use crate::collect::{RESERVE_HITS, Sink, Tally, Window};
 
 /// Maps an `f32` to a `u32` with the same order (for non-NaN values).
@@ -37,10 +39,11 @@ fn pack(score: f32, doc: u32) -> u64 {
 /// ([`crate::query::window`] and the other paths): every offered
 /// match is scored and offered as document `base + doc`, and the queue's
 /// floor lets the loops leave what cannot beat it unscored. It counts for
-/// the whole search.
+/// the whole search (or, in a search on several threads, for the
+/// segments its thread runs).
 pub struct TopDocsSink<'a> {
     /// The queue.
-    pub top: &'a mut TopDocs,
+    pub top: TopDocs,
     /// The current segment's first global document number.
     pub base: u32,
     /// What is counted.
@@ -50,17 +53,68 @@ pub struct TopDocsSink<'a> {
     /// The largest score below that of `k` matches known to exist
     /// ([`Sink::known_scores`]): a floor before the queue is full.
     known: Option<f32>,
+    /// The floor the threads of one search share, if there are several.
+    shared: Option<&'a SharedFloor>,
 }
 
 impl<'a> TopDocsSink<'a> {
-    /// A sink into `top`, counting as `tally` says.
-    pub fn new(top: &'a mut TopDocs, tally: Tally) -> Self {
+    /// A sink into a queue of `k` hits, counting as `tally` says.
+    pub fn new(k: usize, tally: Tally) -> Self {
         TopDocsSink {
-            top,
+            top: TopDocs::new(k),
             base: 0,
             tally,
             scored: 0,
             known: None,
+            shared: None,
+        }
+    }
+
+    /// The same, for one of the threads of a search that share `floor`:
+    /// each raises it to its own queue's k-th score, and rejects what
+    /// scores below the highest any of them has reached.
+    pub fn sharing(k: usize, tally: Tally, floor: &'a SharedFloor) -> Self {
+        TopDocsSink {
+            shared: Some(floor),
+            ..TopDocsSink::new(k, tally)
+        }
+    }
+
+    /// `k` matches score at least `score`: tells the other threads.
+    #[inline]
+    fn publish(&self, score: f32) {
+        if let Some(shared) = self.shared {
+            shared.raise(score);
+        }
+    }
+}
+
+/// The k-th best score that one of a search's threads has seen: `k`
+/// matches score at least it. A match that scores less cannot enter the
+/// results, whichever thread finds it; one that scores exactly as much
+/// still may (by a lower document number than theirs), so the floor the
+/// others take from it is the largest float below it.
+#[derive(Debug, Default)]
+pub struct SharedFloor(AtomicU32);
+
+impl SharedFloor {
+    /// Raises the shared score to `score` if that is higher. Scores are
+    /// non-negative, and non-negative floats order as their bits; anything
+    /// else is ignored.
+    #[inline]
+    pub fn raise(&self, score: f32) {
+        if score > 0.0 && score.is_finite() {
+            self.0.fetch_max(score.to_bits(), Ordering::Relaxed);
+        }
+    }
+
+    /// The floor it gives: the largest float below the shared score
+    /// (`None` before any thread has raised it).
+    #[inline]
+    pub fn floor(&self) -> Option<f32> {
+        match self.0.load(Ordering::Relaxed) {
+            0 => None,
+            bits => Some(f32::from_bits(bits - 1)),
         }
     }
 }
@@ -90,11 +144,19 @@ impl Sink for TopDocsSink<'_> {
     #[inline]
     fn offer(&mut self, doc: u32, mut score: impl FnMut() -> f32) {
         self.scored += 1;
-        self.top.offer(score(), self.base + doc);
+        if self.top.offer(score(), self.base + doc)
+            && let Some(kth) = self.top.floor()
+        {
+            self.publish(kth);
+        }
     }
 
     fn floor(&self) -> Option<f32> {
-        match (self.top.floor(), self.known) {
+        let floor = match (self.top.floor(), self.known) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+        match (floor, self.shared.and_then(SharedFloor::floor)) {
             (Some(a), Some(b)) => Some(a.max(b)),
             (a, b) => a.or(b),
         }
@@ -113,6 +175,7 @@ impl Sink for TopDocsSink<'_> {
         if kth > 0.0 && kth.is_finite() {
             let below = f32::from_bits(kth.to_bits() - 1);
             self.known = Some(self.known.map_or(below, |f| f.max(below)));
+            self.publish(kth);
         }
     }
 
@@ -264,8 +327,7 @@ mod tests {
     /// once k of them are known.
     #[test]
     fn known_scores_raise_the_floor_below_the_kth() {
-        let mut top = TopDocs::new(2);
-        let mut sink = TopDocsSink::new(&mut top, Tally::new(u64::MAX));
+        let mut sink = TopDocsSink::new(2, Tally::new(u64::MAX));
         assert_eq!(sink.floor(), None);
         sink.known_scores(&mut [2.0]);
         assert_eq!(sink.floor(), None, "fewer than k known");
@@ -280,10 +342,39 @@ mod tests {
         sink.offer(1, || 4.0);
         assert_eq!(sink.floor(), Some(4.0));
         // Zero scores say nothing (every score is at least 0).
-        let mut top = TopDocs::new(1);
-        let mut sink = TopDocsSink::new(&mut top, Tally::new(u64::MAX));
+        let mut sink = TopDocsSink::new(1, Tally::new(u64::MAX));
         sink.known_scores(&mut [0.0]);
         assert_eq!(sink.floor(), None);
+    }
+
+    /// Threads sharing a floor: one's k-th score floors the other just
+    /// below it (a tie may still enter by a lower number), only once its
+    /// queue is full, and never lower than the other's own floor.
+    #[test]
+    fn a_shared_floor_is_the_float_below_the_best_kth_score() {
+        let shared = SharedFloor::default();
+        let mut a = TopDocsSink::sharing(2, Tally::new(u64::MAX), &shared);
+        let mut b = TopDocsSink::sharing(2, Tally::new(u64::MAX), &shared);
+        a.offer(0, || 3.0);
+        assert_eq!(b.floor(), None, "a's queue is not full");
+        a.offer(1, || 2.0);
+        let below_two = f32::from_bits(2.0f32.to_bits() - 1);
+        assert_eq!(b.floor(), Some(below_two));
+        assert_eq!(a.floor(), Some(2.0), "a's own floor is exclusive");
+        // b's own, higher k-th wins for b, and raises a's floor.
+        b.offer(5, || 4.0);
+        b.offer(6, || 5.0);
+        assert_eq!(b.floor(), Some(4.0));
+        assert_eq!(a.floor(), Some(f32::from_bits(4.0f32.to_bits() - 1)));
+        // Known scores are shared too; zero, infinite and NaN ones are not.
+        let shared = SharedFloor::default();
+        let mut c = TopDocsSink::sharing(1, Tally::new(u64::MAX), &shared);
+        for bad in [0.0, f32::INFINITY, f32::NAN] {
+            shared.raise(bad);
+            assert_eq!(shared.floor(), None);
+        }
+        c.known_scores(&mut [1.5]);
+        assert_eq!(shared.floor(), Some(f32::from_bits(1.5f32.to_bits() - 1)));
     }
 
     proptest! {

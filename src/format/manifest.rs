@@ -6,6 +6,7 @@
 
 use std::path::Path;
 
+use crate::analysis::Analyzer;
 use crate::error::{Error, Result};
 use crate::schema::{FieldFlags, FieldType, Schema};
 
@@ -16,6 +17,9 @@ pub const DEL_MAGIC: &[u8; 4] = b"QDEL";
 /// Field flag bit of a manifest: the text field's positions are indexed
 /// (never set in version 1, whose text fields have none).
 const POSITIONS_FLAG: u8 = 8;
+/// The first format version whose manifest names each text field's
+/// analyzer.
+const ANALYZER_VERSION: u32 = 3;
 /// Name of the writer's lock file.
 pub const LOCK_FILE: &str = "LOCK";
 
@@ -95,6 +99,11 @@ impl Manifest {
             out.push(f.flags.bits() as u8 | if f.positions { POSITIONS_FLAG } else { 0 });
             out.push(f.name.len() as u8);
             out.extend_from_slice(f.name.as_bytes());
+            if f.ty == FieldType::Text {
+                let a = f.analyzer.name();
+                out.push(a.len() as u8);
+                out.extend_from_slice(a.as_bytes());
+            }
         }
         out.extend_from_slice(&(self.segments.len() as u32).to_le_bytes());
         for s in &self.segments {
@@ -108,9 +117,15 @@ impl Manifest {
         out
     }
 
-    /// Decodes a manifest file.
+    /// Decodes a manifest file (of any version this build reads: before
+    /// version 3 text fields name no analyzer and are `default`).
+    ///
+    /// An analyzer name this build does not know is [`Error::Corrupt`]:
+    /// the set of names belongs to the format version, so a name outside
+    /// it is damage, never a reason to analyse queries differently from
+    /// the documents.
     pub fn decode(path: &Path, bytes: &[u8]) -> Result<Manifest> {
-        let (_, body) = super::check_file(path, bytes, MAGIC)?;
+        let (version, body) = super::check_file(path, bytes, MAGIC)?;
         let mut r = super::Reader::new(path, body);
         let generation = r.u64()?;
         let next_segment_id = r.u64()?;
@@ -125,9 +140,26 @@ impl Manifest {
             let positions = flags & POSITIONS_FLAG != 0;
             let flags = FieldFlags::from_bits(u32::from(flags & !POSITIONS_FLAG))
                 .ok_or_else(|| r.err(format!("unknown field flags {flags:#x}")))?;
+            let analyzer = if ty == FieldType::Text && version >= ANALYZER_VERSION {
+                let a = r.short_str()?;
+                Analyzer::from_name(a).ok_or_else(|| {
+                    r.err(format!(
+                        "field {name:?} names analyzer {a:?}, which this build does not know \
+                         (known: {})",
+                        Analyzer::ALL.map(Analyzer::name).join(", ")
+                    ))
+                })?
+            } else {
+                Analyzer::Default
+            };
             let id = schema
                 .add_field(name, ty, flags)
                 .map_err(|e| r.err(format!("bad schema: {e}")))?;
+            if analyzer != Analyzer::Default {
+                schema
+                    .set_analyzer(id, analyzer)
+                    .map_err(|e| r.err(format!("bad schema: {e}")))?;
+            }
             if ty == FieldType::Text || positions {
                 schema
                     .set_positions(id, positions)
@@ -244,6 +276,43 @@ mod tests {
         assert_eq!(parse_segment_file_id(&tombstone_name(5, 9)), Some(5));
         assert_eq!(parse_segment_file_id("seg-12.qsg"), None);
         assert_eq!(parse_segment_file_id("seg-+000000000000001.qsg"), None);
+    }
+
+    #[test]
+    fn analyzers_round_trip_and_unknown_ones_are_refused() {
+        let mut schema = Schema::new();
+        for a in Analyzer::ALL {
+            let id = schema
+                .add_field(a.name(), FieldType::Text, FieldFlags::default())
+                .unwrap();
+            schema.set_analyzer(id, a).unwrap();
+        }
+        schema
+            .add_field("s", FieldType::String, FieldFlags::default())
+            .unwrap();
+        let m = Manifest {
+            generation: 1,
+            next_segment_id: 1,
+            schema,
+            segments: vec![],
+        };
+        let mut bytes = m.encode();
+        assert_eq!(Manifest::decode(Path::new("m"), &bytes).unwrap(), m);
+        // Rename "keyword" (the last text field's analyzer) to an unknown
+        // name of the same length, with a valid checksum.
+        let at = bytes
+            .windows(8)
+            .rposition(|w| w == b"\x07keyword")
+            .expect("the analyzer name");
+        bytes[at + 1..at + 8].copy_from_slice(b"klingon");
+        let n = bytes.len() - 4;
+        let crc = crc32fast::hash(&bytes[..n]);
+        bytes[n..].copy_from_slice(&crc.to_le_bytes());
+        let e = Manifest::decode(Path::new("m"), &bytes).unwrap_err();
+        assert!(
+            matches!(&e, Error::Corrupt { detail, .. } if detail.contains("\"klingon\"")),
+            "{e}"
+        );
     }
 
     #[test]

@@ -38,6 +38,8 @@
 
 use bitpacking::{BitPacker, BitPacker4x};
 
+use crate::kernels;
+
 /// Documents per packed block. 128 is `BitPacker4x`'s block; see
 /// `docs/FORMAT.md` for the measurement behind the choice.
 pub const BLOCK_LEN: usize = BitPacker4x::BLOCK_LEN;
@@ -363,10 +365,15 @@ impl<'a> PforRun<'a> {
         Ok(())
     }
 
-    /// Unpacks gaps minus one into ascending doc ids after `prev`. The low
-    /// bits go through the SIMD strictly-sorted decoder; each exception's
-    /// high bits then shift every later doc. Errors when the ids would not
-    /// fit in u32.
+    /// Unpacks gaps minus one into ascending doc ids after `prev`. Without
+    /// exceptions, the SIMD strictly-sorted decoder unpacks and sums in
+    /// one pass; with them, the gaps' low bits are unpacked, each
+    /// exception's high bits or-ed into its gap, and the gaps summed 8 at a
+    /// time ([`kernels::strict_prefix_sum`]), rather than shifting every
+    /// doc after each exception (rare-common-2 AND, exact: 388k
+    /// instructions a query before, 347k after; a block without
+    /// exceptions costs about the same either way, 457 against 443).
+    /// Errors when the ids would not fit in u32.
     #[inline]
     fn doc_ids(
         &self,
@@ -374,31 +381,27 @@ impl<'a> PforRun<'a> {
         prev: Option<u32>,
         out: &mut [u32; BLOCK_LEN],
     ) -> Result<(), BadPostings> {
-        packer.decompress_strictly_sorted(prev, self.packed, out, self.bits);
-        // Each exception's high bits shift its doc and every later one: add
-        // the running shift to each run between exceptions, in one pass over
-        // the exception list.
         let start = prev.map_or(0, |p| u64::from(p) + 1);
+        // Above the last id: every gap is under `1 << bits` plus its
+        // exception's shift.
         let mut bound = start + ((BLOCK_LEN as u64) << self.bits);
-        if self.tail[0] > 0 {
+        if self.tail[0] == 0 {
+            packer.decompress_strictly_sorted(prev, self.packed, out, self.bits);
+        } else {
+            packer.decompress(self.packed, out, self.bits);
             let bits = self.bits;
-            let (mut add, mut from) = (0u32, 0usize);
             self.for_each_exception(|i, h| {
-                for d in &mut out[from..i] {
-                    *d = d.wrapping_add(add);
-                }
-                // `h` fits in the bits above `bits` (checked), so this is exact.
+                // `h` fits in the bits above `bits` (checked; none when
+                // `bits` is 32), so this is exact.
                 let shift = u64::from(h) << bits;
-                add = add.wrapping_add(shift as u32);
+                out[i] |= shift as u32;
                 bound += shift;
-                from = i;
             })?;
-            for d in &mut out[from..] {
-                *d = d.wrapping_add(add);
-            }
+            kernels::strict_prefix_sum(out, prev.unwrap_or(u32::MAX));
         }
-        // Checked after the fact: with wrapping adds nothing above is unsound,
-        // and an overflowing block is rejected whatever it decoded to.
+        // Checked after the fact: with wrapping sums nothing above is
+        // unsound, and an overflowing block is rejected whatever it
+        // decoded to.
         if bound > u64::from(u32::MAX) {
             return Err(BadPostings("doc ids overflow"));
         }

@@ -10,10 +10,11 @@
 //! `Kernels::avx2` guarantees before storing them.
 
 use std::arch::x86_64::{
-    __m256i, _mm256_and_si256, _mm256_castsi256_ps, _mm256_cmpeq_epi32, _mm256_cmpgt_epi32,
-    _mm256_loadu_si256, _mm256_movemask_ps, _mm256_or_si256, _mm256_permute2x128_si256,
-    _mm256_permutevar8x32_epi32, _mm256_set1_epi32, _mm256_setr_epi32, _mm256_shuffle_epi32,
-    _mm256_srlv_epi32, _mm256_storeu_si256, _mm256_xor_si256,
+    __m256i, _mm256_add_epi32, _mm256_and_si256, _mm256_castsi256_ps, _mm256_cmpeq_epi32,
+    _mm256_cmpgt_epi32, _mm256_loadu_si256, _mm256_movemask_ps, _mm256_or_si256,
+    _mm256_permute2x128_si256, _mm256_permutevar8x32_epi32, _mm256_set1_epi32, _mm256_setr_epi32,
+    _mm256_shuffle_epi32, _mm256_slli_si256, _mm256_srlv_epi32, _mm256_storeu_si256,
+    _mm256_xor_si256,
 };
 
 use super::generic::{self, COMPRESS_NIBBLES, Primitives, Vector};
@@ -34,6 +35,41 @@ impl Vector for __m256i {
     unsafe fn splat(x: u32) -> Self {
         // SAFETY: the caller guarantees AVX2. (`as i32` is a bit-cast.)
         unsafe { _mm256_set1_epi32(x as i32) }
+    }
+
+    #[inline(always)]
+    unsafe fn add(self, other: Self) -> Self {
+        // SAFETY: the caller guarantees AVX2; this intrinsic touches no memory.
+        unsafe { _mm256_add_epi32(self, other) }
+    }
+
+    #[inline(always)]
+    unsafe fn prefix_sum(self) -> Self {
+        // SAFETY: the caller guarantees AVX2; these intrinsics touch no memory.
+        unsafe {
+            // Within each 128-bit half: add the lanes shifted by one, then
+            // by two (a byte shift per half).
+            let x = _mm256_add_epi32(self, _mm256_slli_si256::<4>(self));
+            let x = _mm256_add_epi32(x, _mm256_slli_si256::<8>(x));
+            // The low half's total (its lane 3) into every lane of the high
+            // half: broadcast it within the low half, then move the low half
+            // up with zeros below.
+            let low_total = _mm256_shuffle_epi32::<0xFF>(x);
+            _mm256_add_epi32(x, _mm256_permute2x128_si256::<0x08>(low_total, low_total))
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn broadcast_last(self) -> Self {
+        // SAFETY: the caller guarantees AVX2; these intrinsics touch no memory.
+        unsafe { _mm256_permutevar8x32_epi32(self, _mm256_set1_epi32(7)) }
+    }
+
+    #[inline(always)]
+    unsafe fn store_unaligned(self, ptr: *mut u32) {
+        // SAFETY: the caller guarantees AVX2 and that `ptr` is valid for
+        // writing 8 u32s (32 bytes); `storeu` has no alignment requirement.
+        unsafe { _mm256_storeu_si256(ptr.cast::<__m256i>(), self) }
     }
 
     #[inline(always)]
@@ -177,4 +213,16 @@ pub(super) unsafe fn intersect_many_into(lists: &[&[u32]], out: &mut Vec<u32>) {
 pub(super) unsafe fn positions_ge(keys: &[u32], threshold: u32, out: &mut Vec<u32>) {
     // SAFETY: AVX2 and POPCNT are available per this function's contract.
     unsafe { generic::positions_ge::<__m256i>(keys, threshold, out) }
+}
+
+/// AVX2 prefix sums of gaps stored minus one (contract of
+/// [`super::strict_prefix_sum`]).
+///
+/// # Safety
+///
+/// The CPU must support AVX2 and POPCNT (`is_x86_feature_detected!` for both).
+#[target_feature(enable = "avx2,popcnt")]
+pub(super) unsafe fn strict_prefix_sum(vals: &mut [u32], base: u32) {
+    // SAFETY: AVX2 and POPCNT are available per this function's contract.
+    unsafe { generic::strict_prefix_sum::<__m256i>(vals, base) }
 }

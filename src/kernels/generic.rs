@@ -47,6 +47,36 @@ pub(super) trait Vector: Copy {
     /// The CPU must support this vector's instruction set.
     unsafe fn splat(x: u32) -> Self;
 
+    /// Lane-wise wrapping addition.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support this vector's instruction set.
+    unsafe fn add(self, other: Self) -> Self;
+
+    /// The inclusive prefix sums of the lanes (wrapping): lane `i` of the
+    /// result is the sum of lanes `0..=i`.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support this vector's instruction set.
+    unsafe fn prefix_sum(self) -> Self;
+
+    /// The last lane in every lane.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support this vector's instruction set.
+    unsafe fn broadcast_last(self) -> Self;
+
+    /// Stores the 8 lanes at `ptr` (no alignment required).
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support this vector's instruction set, and `ptr` must be
+    /// valid for writing `LANES` `u32`s.
+    unsafe fn store_unaligned(self, ptr: *mut u32);
+
     /// Bit `i` of the result is set iff lane `i` of `self` is `>=` lane `i` of
     /// `threshold`, comparing as *unsigned* 32-bit integers. Bits 8.. are 0.
     ///
@@ -140,14 +170,14 @@ pub(super) unsafe fn positions_ge<V: Vector>(keys: &[u32], threshold: u32, out: 
     // caller guarantees `V`'s instruction set.
     unsafe {
         let t = V::splat(threshold);
-        let lanes = V::load_unaligned(LANE_INDEX.as_ptr());
+        // The group's positions, `i..i + LANES`, kept as a vector: the
+        // selected ones are stored as they are, with no loop over them.
+        let mut at = V::load_unaligned(LANE_INDEX.as_ptr());
+        let step = V::splat(LANES as u32);
         while i + LANES <= n {
             let mask = V::load_unaligned(kp.add(i)).ge_mask(t);
-            let c = lanes.store_compressed(mask, dst.add(len));
-            for j in len..len + c {
-                *dst.add(j) += i as u32;
-            }
-            len += c;
+            len += at.store_compressed(mask, dst.add(len));
+            at = at.add(step);
             i += LANES;
         }
         while i < n {
@@ -156,6 +186,39 @@ pub(super) unsafe fn positions_ge<V: Vector>(keys: &[u32], threshold: u32, out: 
             i += 1;
         }
         out.set_len(len);
+    }
+}
+
+/// Turns gaps stored minus one into the ascending values they encode, in
+/// place: `vals[i] = base + (vals[0] + 1) + ... + (vals[i] + 1)`, wrapping
+/// (contract of [`super::strict_prefix_sum`]): 8 lanes at a time, each
+/// group's sums carried into the next by its last lane.
+///
+/// # Safety
+///
+/// The CPU must support `V`'s instruction set.
+#[inline(always)]
+pub(super) unsafe fn strict_prefix_sum<V: Vector>(vals: &mut [u32], base: u32) {
+    let n = vals.len();
+    let p = vals.as_mut_ptr();
+    let mut i = 0;
+    // SAFETY: `i + LANES <= n` keeps each group's load and store within
+    // `vals`; the caller guarantees `V`'s instruction set.
+    unsafe {
+        let one = V::splat(1);
+        let mut carry = V::splat(base);
+        while i + LANES <= n {
+            let v = V::load_unaligned(p.add(i)).add(one).prefix_sum().add(carry);
+            v.store_unaligned(p.add(i));
+            carry = v.broadcast_last();
+            i += LANES;
+        }
+    }
+    // The tail (none in a full block), from the last group's last sum.
+    let mut last = if i == 0 { base } else { vals[i - 1] };
+    for v in &mut vals[i..] {
+        last = last.wrapping_add(*v).wrapping_add(1);
+        *v = last;
     }
 }
 
@@ -214,42 +277,20 @@ const fn compress_table() -> [u32; 256] {
 #[inline(always)]
 pub(super) unsafe fn find_next_geq<V: Vector>(docs: &[u32], from: usize, target: u32) -> usize {
     let n = docs.len();
-    let mut i = from;
+    let i = from;
     if i >= n {
         return n;
     }
-    while i + SKIP <= n && docs[i + SKIP - 1] < target {
-        i += SKIP;
+    if i + LANES <= n && docs[i + LANES - 1] >= target {
+        // SAFETY: `i + LANES <= n`, so `docs[i..i + LANES]` is readable;
+        // the caller guarantees `V`'s instruction set is available.
+        let mask = unsafe { V::load_unaligned(docs.as_ptr().add(i)).ge_mask(V::splat(target)) };
+        // Lane 7 is set (docs[i + 7] >= target), so `mask != 0`.
+        return i + mask.trailing_zeros() as usize;
     }
-    while i + LANES <= n {
-        if docs[i + LANES - 1] >= target {
-            // SAFETY: `i + LANES <= n`, so `docs[i..i + LANES]` is readable;
-            // the caller guarantees `V`'s instruction set is available.
-            let mask = unsafe { V::load_unaligned(docs.as_ptr().add(i)).ge_mask(V::splat(target)) };
-            // Lane 7 is set (docs[i + 7] >= target), so `mask != 0`.
-            return i + mask.trailing_zeros() as usize;
-        }
-        i += LANES;
-    }
-    if n >= LANES {
-        // Here `n - LANES < i < n`: reload the last 8 elements and ignore the
-        // `i - base` (1..=7) lanes that precede `i`.
-        let base = n - LANES;
-        // SAFETY: `base + LANES == n`, so `docs[base..n]` is readable; the
-        // caller guarantees `V`'s instruction set is available.
-        let mask = unsafe { V::load_unaligned(docs.as_ptr().add(base)).ge_mask(V::splat(target)) }
-            & (u32::MAX << (i - base));
-        if mask == 0 {
-            n
-        } else {
-            base + mask.trailing_zeros() as usize
-        }
-    } else {
-        while i < n && docs[i] < target {
-            i += 1;
-        }
-        i
-    }
+    // Further on: a binary search whose steps are conditional moves, so
+    // that how far the target lies costs no misprediction.
+    i + docs[i..].partition_point(|&d| d < target)
 }
 
 /// Vectorised [`Primitives::seek`].
@@ -594,6 +635,28 @@ pub(super) mod portable {
             [x; LANES]
         }
 
+        unsafe fn add(self, other: Self) -> Self {
+            std::array::from_fn(|i| self[i].wrapping_add(other[i]))
+        }
+
+        unsafe fn prefix_sum(self) -> Self {
+            let mut sum = 0u32;
+            self.map(|x| {
+                sum = sum.wrapping_add(x);
+                sum
+            })
+        }
+
+        unsafe fn broadcast_last(self) -> Self {
+            [self[LANES - 1]; LANES]
+        }
+
+        unsafe fn store_unaligned(self, ptr: *mut u32) {
+            // SAFETY: the caller guarantees `ptr` is valid for writing LANES
+            // u32s; `write_unaligned` has no alignment requirement.
+            unsafe { ptr.cast::<[u32; LANES]>().write_unaligned(self) }
+        }
+
         unsafe fn ge_mask(self, threshold: Self) -> u32 {
             (0..LANES).fold(0, |m, i| m | (u32::from(self[i] >= threshold[i]) << i))
         }
@@ -651,6 +714,7 @@ pub(super) mod portable {
             intersect3: super::intersect3::<Portable>,
             intersect_many: super::intersect_many::<Portable>,
             positions_ge: super::positions_ge::<[u32; LANES]>,
+            strict_prefix_sum: super::strict_prefix_sum::<[u32; LANES]>,
         }
     }
 }

@@ -1,5 +1,6 @@
-//! SIMD posting-list kernels: "find the next doc id >= target" and sorted-list
-//! intersection (2-way, 3-way and n-way).
+//! SIMD posting-list kernels: "find the next doc id >= target", sorted-list
+//! intersection (2-way, 3-way and n-way), positions of keys at or above a
+//! threshold, and gap decoding by prefix sums.
 //!
 //! The module is self-contained: plain slices in, results out, `std` only. It
 //! depends on nothing else in the crate.
@@ -13,7 +14,8 @@
 //!   against (besides the naive oracles of the test harness).
 //! * `generic` — every algorithm that is shared between instruction sets is
 //!   written *once* here, over two small traits: `Vector` (an 8-lane `u32`
-//!   vector: unaligned load, splat, `>=` mask, "equals any lane of" mask,
+//!   vector: unaligned load and store, splat, add, inclusive prefix sum,
+//!   last-lane broadcast, `>=` mask, "equals any lane of" mask,
 //!   compressed store) and `Primitives` (the leaf kernels an algorithm may
 //!   call: `find_next_geq`, the galloping membership probe `seek`, and the
 //!   equal-length 2-way intersection). The skewed
@@ -76,6 +78,8 @@ type Intersect3Fn = unsafe fn(&[u32], &[u32], &[u32], &mut Vec<u32>);
 type IntersectManyFn = unsafe fn(&[&[u32]], &mut Vec<u32>);
 /// Signature of a selection kernel (see [`positions_ge`]).
 type PositionsFn = unsafe fn(&[u32], u32, &mut Vec<u32>);
+/// Signature of a gap-decoding kernel (see [`strict_prefix_sum`]).
+type PrefixSumFn = unsafe fn(&mut [u32], u32);
 
 /// Name of the environment variable read by [`Kernels::detect`].
 pub const SIMD_ENV_VAR: &str = "QUARRY_SIMD";
@@ -110,6 +114,7 @@ pub struct Kernels {
     intersect3: Intersect3Fn,
     intersect_many: IntersectManyFn,
     positions_ge: PositionsFn,
+    strict_prefix_sum: PrefixSumFn,
 }
 
 impl fmt::Debug for Kernels {
@@ -128,6 +133,7 @@ impl Kernels {
             intersect3: scalar::intersect3_into,
             intersect_many: scalar::intersect_many_into,
             positions_ge: scalar::positions_ge,
+            strict_prefix_sum: scalar::strict_prefix_sum,
         }
     }
 
@@ -144,6 +150,7 @@ impl Kernels {
                     intersect3: avx2::intersect3_into,
                     intersect_many: avx2::intersect_many_into,
                     positions_ge: avx2::positions_ge,
+                    strict_prefix_sum: avx2::strict_prefix_sum,
                 });
             }
         }
@@ -200,6 +207,13 @@ impl Kernels {
     pub fn intersect_many_into(&self, lists: &[&[u32]], out: &mut Vec<u32>) {
         // SAFETY: by the struct invariant the pointer is callable on this CPU.
         unsafe { (self.intersect_many)(lists, out) }
+    }
+
+    /// See the free function [`strict_prefix_sum`].
+    #[inline]
+    pub fn strict_prefix_sum(&self, vals: &mut [u32], base: u32) {
+        // SAFETY: by the struct invariant the pointer is callable on this CPU.
+        unsafe { (self.strict_prefix_sum)(vals, base) }
     }
 
     /// See the free function [`positions_ge`].
@@ -295,4 +309,15 @@ pub fn intersect_many_into(lists: &[&[u32]], out: &mut Vec<u32>) {
 #[inline]
 pub fn positions_ge(keys: &[u32], threshold: u32, out: &mut Vec<u32>) {
     active().positions_ge(keys, threshold, out)
+}
+
+/// Decodes gaps stored minus one, in place: `vals[i]` becomes `base +
+/// (vals[0] + 1) + ... + (vals[i] + 1)`, in wrapping arithmetic (so a
+/// `base` of `u32::MAX` makes the first value `vals[0]` itself). The
+/// doc ids of a posting block from its packed gaps, 8 sums at a time.
+///
+/// Uses the process-wide [`active`] kernels.
+#[inline]
+pub fn strict_prefix_sum(vals: &mut [u32], base: u32) {
+    active().strict_prefix_sum(vals, base)
 }

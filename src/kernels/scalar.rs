@@ -102,3 +102,13 @@ pub(super) fn positions_ge(keys: &[u32], threshold: u32, out: &mut Vec<u32>) {
             .map(|(i, _)| i as u32),
     );
 }
+
+/// Scalar prefix sums of gaps stored minus one (contract of
+/// [`super::strict_prefix_sum`]).
+pub(super) fn strict_prefix_sum(vals: &mut [u32], base: u32) {
+    let mut last = base;
+    for v in vals {
+        last = last.wrapping_add(*v).wrapping_add(1);
+        *v = last;
+    }
+}

@@ -412,3 +412,45 @@ proptest! {
         check_positions(&implementations(), &keys, threshold);
     }
 }
+
+fn check_prefix_sum(impls: &[Kernels], vals: &[u32], base: u32) {
+    let mut want = vals.to_vec();
+    let mut last = base;
+    for v in &mut want {
+        last = last.wrapping_add(*v).wrapping_add(1);
+        *v = last;
+    }
+    for k in impls {
+        let mut got = vals.to_vec();
+        k.strict_prefix_sum(&mut got, base);
+        assert_eq!(
+            got,
+            want,
+            "{}: strict_prefix_sum(len={}, base={base})",
+            k.name(),
+            vals.len()
+        );
+    }
+}
+
+#[test]
+fn prefix_sums_every_length_base_and_wrap() {
+    let impls = implementations();
+    for n in 0..40usize {
+        let vals: Vec<u32> = (0..n as u32)
+            .map(|i| i.wrapping_mul(0x9e37_79b9) >> 7)
+            .collect();
+        for base in [0, 1, 1000, u32::MAX, u32::MAX - 5] {
+            check_prefix_sum(&impls, &vals, base);
+        }
+    }
+    // A block of 128 whose sums wrap past u32::MAX.
+    check_prefix_sum(&impls, &[u32::MAX / 64; 128], 7);
+}
+
+proptest! {
+    #[test]
+    fn prop_strict_prefix_sum(vals in proptest::collection::vec(0u32..1 << 20, 0..300), base in proptest::num::u32::ANY) {
+        check_prefix_sum(&implementations(), &vals, base);
+    }
+}

@@ -20,7 +20,6 @@
 
 use std::ops::Bound;
 
-use crate::analysis;
 use crate::document::Value;
 use crate::error::{Error, Result};
 use crate::query::{Occur, Operator, Query};
@@ -742,7 +741,7 @@ impl Parser<'_> {
         };
         Ok(match leaf {
             Leaf::Word(text, true) => match ty {
-                FieldType::Text => Some(Query::prefix(f, &text.to_lowercase())),
+                FieldType::Text => Some(Query::prefix(f, &def.analyzer.normalize_prefix(text))),
                 FieldType::String => Some(Query::prefix(f, text)),
                 _ => {
                     return Err(syntax(
@@ -764,7 +763,7 @@ impl Parser<'_> {
                 ));
             }
             Leaf::Word(text, false) => {
-                let tokens = analysis::tokens(text);
+                let tokens = def.analyzer.tokens(text);
                 let occur = match self.config.default_op {
                     Operator::And => Occur::Must,
                     Operator::Or => Occur::Should,
@@ -778,7 +777,7 @@ impl Parser<'_> {
                 }
             }
             Leaf::Phrase(text, slop) => {
-                let tokens = analysis::tokens(text);
+                let tokens = def.analyzer.tokens(text);
                 match tokens.len() {
                     0 => None,
                     1 => Some(Query::term(f, &tokens[0])),

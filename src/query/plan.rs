@@ -4,7 +4,6 @@ use std::collections::BTreeSet;
 use std::ops::Bound;
 use std::sync::Arc;
 
-use crate::analysis;
 use crate::document::Value;
 use crate::error::{Error, Result};
 use crate::format::segment::i64_key;
@@ -151,7 +150,7 @@ impl Compiler<'_> {
                 let terms: Vec<Vec<u8>> = match def.ty {
                     FieldType::Text => {
                         let mut seen = Vec::<Vec<u8>>::new();
-                        for t in analysis::tokens(text) {
+                        for (t, _) in analyze(def, text) {
                             if !seen.iter().any(|s| s == t.as_bytes()) {
                                 seen.push(t.into_bytes());
                             }
@@ -382,6 +381,19 @@ impl Compiler<'_> {
             infos,
         }))
     }
+}
+
+/// The tokens of query text for the text field `def`, each with its
+/// position, by the field's analyzer: the one analysis of match and phrase
+/// text, so queries are analysed exactly like the field's documents
+/// (positions keep the gaps of removed stop words, for phrases).
+pub(crate) fn analyze(def: &FieldDef, text: &str) -> Vec<(String, u32)> {
+    let mut out = Vec::new();
+    def.analyzer
+        .tokenize(text, &mut crate::analysis::Scratch::default(), |t| {
+            out.push((t.text.to_owned(), t.position))
+        });
+    out
 }
 
 fn term_node(

@@ -938,7 +938,11 @@ impl Exec<'_, '_> {
             sink.count(1);
         }
         if exact {
-            sink.offer(doc, || sum);
+            // The sum is the score: one compare saves the offer of what
+            // cannot enter (most of a union counted exactly).
+            if sink.floor().is_none_or(|floor| sum > floor) {
+                sink.offer(doc, || sum);
+            }
         } else if sink.floor().is_none_or(|floor| sum > floor) {
             let (cursors, occurs) = (&mut self.cursors, &self.occurs);
             sink.offer(doc, || Self::score(cursors, occurs, doc));

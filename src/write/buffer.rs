@@ -4,7 +4,7 @@ use std::path::Path;
 
 use rustc_hash::FxHashMap;
 
-use crate::analysis;
+use crate::analysis::Scratch;
 use crate::document::{Document, Value};
 use crate::error::{Error, Result};
 use crate::format::norms::length_to_norm;
@@ -79,7 +79,7 @@ pub(crate) struct SegmentBuffer {
     stored_offsets: Vec<u64>,
     stored_blob: Vec<u8>,
     approx_bytes: usize,
-    scratch: String,
+    scratch: Scratch,
     seen: Vec<bool>,
 }
 
@@ -101,7 +101,7 @@ impl SegmentBuffer {
             stored_offsets: vec![0],
             stored_blob: Vec::new(),
             approx_bytes: 0,
-            scratch: String::new(),
+            scratch: Scratch::default(),
             seen: vec![false; schema.fields().len()],
         }
     }
@@ -164,21 +164,25 @@ impl SegmentBuffer {
         for (fid, f) in self.fields.iter_mut().enumerate() {
             let def = &schema.fields()[fid];
             let mut len: u64 = 0;
+            let mut next_position: u32 = 0;
             for (field, value) in doc.values() {
                 if field.0 as usize != fid {
                     continue;
                 }
                 match (def.ty, value) {
                     (FieldType::Text, Value::Str(text)) => {
-                        // Positions count tokens across the field's values,
-                        // as its length does.
+                        // Positions run on across the field's values: a
+                        // value starts where the one before it ended.
                         let table = f.terms.as_mut().expect("text fields are indexed");
                         let positions = def.positions;
-                        analysis::tokenize(text, &mut self.scratch, |tok| {
-                            let at = positions.then(|| len.min(u64::from(u32::MAX)) as u32);
-                            used += table.add(tok.as_bytes(), d, at);
-                            len += 1;
-                        });
+                        let base = next_position;
+                        let used_positions =
+                            def.analyzer.tokenize(text, &mut self.scratch, |tok| {
+                                let at = positions.then(|| base.saturating_add(tok.position));
+                                used += table.add(tok.text.as_bytes(), d, at);
+                                len += 1;
+                            });
+                        next_position = base.saturating_add(used_positions);
                     }
                     (FieldType::String, Value::Str(s)) => {
                         if let Some(t) = f.terms.as_mut() {

@@ -42,6 +42,8 @@ Options:
   --warmup-s SECS     warm-up per class [default: 3]
   --measure-s SECS    measured time per class [default: 12]
   --threads N         threads sharing one searcher [default: 1]
+  --search-threads N  threads each search runs its segments on, as for
+                      'quarry search' [default: $QUARRY_SEARCH_THREADS, else 1]
   --json-out FILE     also write the results as JSON
   --no-check          skip the check against the exhaustive path
   -h, --help          show this help
@@ -93,6 +95,7 @@ fn parse(p: &mut lexopt::Parser) -> Result<Option<Args>, CliError> {
             Long("total") => a.total = search::total_value(p)?,
             Long("exec") => a.paths.exec = Some(search::exec_value(p)?),
             Long("path") => a.paths.paths.push(search::path_value(p)?),
+            Long("search-threads") => a.paths.threads = Some(search::threads_value(p)?),
             Long("warmup-s") => a.warmup = cli::seconds_value(p, "--warmup-s")?,
             Long("measure-s") => a.measure = cli::seconds_value(p, "--measure-s")?,
             Long("threads") => {
@@ -241,6 +244,7 @@ fn run_args(a: &Args) -> Result<(), CliError> {
                 "paths": paths,
                 "total": total_name(a.total),
                 "threads": a.threads,
+                "search_threads": searcher.options().threads,
                 "warmup_s": a.warmup,
                 "measure_s": a.measure,
             },

@@ -34,7 +34,11 @@ Options:
   --input FILE        JSONL documents ('-' reads stdin)
   --deletes FILE      JSONL delete terms, one {\"FIELD\": value} a line
   --schema FILE       schema JSON: {\"fields\":[{\"name\":..,\"type\":\"text|string|i64|f64\",
-                      \"stored\":bool,\"indexed\":bool,\"sortable\":bool}, ..]}
+                      \"stored\":bool,\"indexed\":bool,\"sortable\":bool,
+                      \"positions\":bool,\"analyzer\":\"default|english|english_stop|
+                      whitespace|keyword\"}, ..]} (positions and analyzer:
+                      text fields only; the analyzer is stored in the index
+                      and analyses its queries too)
   --segment-docs N    flush a segment every N documents and turn automatic
                       merging off (to get many segments)
   --merge             force-merge to one segment after the commit

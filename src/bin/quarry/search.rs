@@ -7,8 +7,8 @@ use std::io::Write as _;
 use std::path::Path;
 
 use quarry::{
-    ExecMode, FieldId, FieldType, Hit, Hits, Operator, ParserConfig, Query, Schema, SearchOptions,
-    SearchRequest, Searcher, SortKey, SortSpec, Switch, TotalMode, Value,
+    ExecMode, FieldId, FieldType, HighlightOptions, Hit, Hits, Operator, ParserConfig, Query,
+    Schema, SearchOptions, SearchRequest, Searcher, SortKey, SortSpec, Switch, TotalMode, Value,
 };
 
 use crate::cli::{self, CliError, Cmd};
@@ -53,6 +53,9 @@ Options:
                       internal document number]
   --exec MODE         execution path: auto, exhaustive or daat [default:
                       $QUARRY_EXEC, else auto]
+  --search-threads N  threads one search runs its segments on, sharing
+                      the k-th best score: the same hits [default:
+                      $QUARRY_SEARCH_THREADS, else 1]
   --path NAME=auto|off
                       the kill switch of one fast path of --exec auto
                       (repeatable; the last one per NAME wins): term-topk
@@ -64,6 +67,15 @@ Options:
                       [default: $QUARRY_TERM_TOPK, $QUARRY_BLOCK_MAX_OR,
                       $QUARRY_BULK_AND, else auto]
   --format FMT        text, tsv or json [default: text]
+  --highlight FIELD   print each hit's excerpt of the stored text field
+                      FIELD around its best match for the query, matched
+                      tokens between --pre and --post, at most
+                      --highlight-len bytes of the text, '…' where it is
+                      cut (no match: the field's start; no value: empty)
+  --pre STR, --post STR
+                      the excerpt's markers [default: <b> and </b>]
+  --highlight-len N   the excerpt's length limit in bytes of the stored
+                      text [default: 200]
   -h, --help          show this help
 
 Output formats:
@@ -76,13 +88,15 @@ Output formats:
         when it is a lower bound, with --total lower-bound or N). With
         --sort, sort_values holds the hit's sort values joined by '|' (a
         missing value is empty). A query with no hit on the page prints one line
-        with rank 0, id '-', score 0 and score_bits 00000000. Tabs,
+        with rank 0, id '-', score 0 and score_bits 00000000. With
+        --highlight, a last column 'excerpt' holds the excerpt. Tabs,
         newlines, '\\' and '|' inside values are escaped as \\t \\n \\\\ \\|.
   json  one JSON object per query and line: qno, class, query, total_hits,
         total_is_exact, hits [{rank, doc, id, score, score_bits, title?,
-        sort_values?}].
+        sort_values?, excerpt?}].
   text  for people: per query a heading, then rank, id, score and the
-        stored title (when a stored field named 'title' exists).
+        stored title (when a stored field named 'title' exists), and with
+        --highlight the excerpt on the next line.
 ";
 
 /// One query of a query file (or the single QUERY).
@@ -300,6 +314,18 @@ pub fn switch_name(s: Switch) -> &'static str {
     }
 }
 
+/// The value of `--search-threads`: a count from 1.
+pub fn threads_value(p: &mut lexopt::Parser) -> Result<usize, CliError> {
+    let n: usize = cli::parsed_value(p, "--search-threads", "a count from 1")?;
+    if n == 0 {
+        return Err(CliError::usage(
+            None,
+            "invalid value '0' for --search-threads: expected a count from 1".to_string(),
+        ));
+    }
+    Ok(n)
+}
+
 /// The value of `--path`: `NAME=auto|off`.
 pub fn path_value(p: &mut lexopt::Parser) -> Result<(FastPath, Switch), CliError> {
     let s = cli::string_value(p, "--path")?;
@@ -319,6 +345,8 @@ pub fn path_value(p: &mut lexopt::Parser) -> Result<(FastPath, Switch), CliError
 #[derive(Clone, Debug, Default)]
 pub struct PathArgs {
     pub exec: Option<ExecMode>,
+    /// `--search-threads`.
+    pub threads: Option<usize>,
     /// In command-line order (a later setting of a path wins).
     pub paths: Vec<(FastPath, Switch)>,
 }
@@ -328,6 +356,9 @@ impl PathArgs {
     pub fn apply(&self, mut o: SearchOptions) -> SearchOptions {
         if let Some(m) = self.exec {
             o.exec = m;
+        }
+        if let Some(n) = self.threads {
+            o.threads = n;
         }
         for &(path, switch) in &self.paths {
             *path.switch(&mut o) = switch;
@@ -379,6 +410,9 @@ struct Args {
     id_field: Option<String>,
     paths: PathArgs,
     format: Format,
+    /// `--highlight FIELD`, and how its excerpts are made.
+    highlight: Option<String>,
+    highlight_options: HighlightOptions,
 }
 
 /// The value of `--total`: `exact`, `lower-bound` or a number N (exact up
@@ -408,6 +442,8 @@ fn parse(p: &mut lexopt::Parser) -> Result<Option<Args>, CliError> {
         id_field: None,
         paths: PathArgs::default(),
         format: Format::Text,
+        highlight: None,
+        highlight_options: HighlightOptions::default(),
     };
     let mut dir = None;
     while let Some(arg) = p.next()? {
@@ -433,6 +469,20 @@ fn parse(p: &mut lexopt::Parser) -> Result<Option<Args>, CliError> {
             Long("id-field") => a.id_field = Some(cli::string_value(p, "--id-field")?),
             Long("exec") => a.paths.exec = Some(exec_value(p)?),
             Long("path") => a.paths.paths.push(path_value(p)?),
+            Long("search-threads") => a.paths.threads = Some(threads_value(p)?),
+            Long("highlight") => a.highlight = Some(cli::string_value(p, "--highlight")?),
+            Long("pre") => a.highlight_options.pre = cli::string_value(p, "--pre")?,
+            Long("post") => a.highlight_options.post = cli::string_value(p, "--post")?,
+            Long("highlight-len") => {
+                a.highlight_options.max_bytes =
+                    cli::parsed_value(p, "--highlight-len", "a positive integer")?;
+                if a.highlight_options.max_bytes == 0 {
+                    return Err(CliError::usage(
+                        None,
+                        "--highlight-len: the excerpt needs at least 1 byte",
+                    ));
+                }
+            }
             Long("format") => {
                 a.format =
                     cli::choice_value(p, "--format", "'text', 'tsv' or 'json'", |s| match s {
@@ -473,6 +523,8 @@ struct Printer<'a> {
     sort: Option<&'a SortSpec>,
     /// Hits skipped (ranks count from offset + 1).
     offset: usize,
+    /// The field `--highlight` names, and the excerpts' options.
+    highlight: Option<(FieldId, &'a HighlightOptions)>,
 }
 
 impl Printer<'_> {
@@ -489,6 +541,19 @@ impl Printer<'_> {
         let id = get(self.id_field).unwrap_or(Value::I64(doc as i64));
         let title = get(title_field).map(|v| v.to_string());
         Ok((id, title))
+    }
+
+    /// The excerpt of a hit for `query` (`Some("")` for a document
+    /// without a value of the field), when `--highlight` asks for one.
+    fn excerpt(&self, query: &Query, doc: u64) -> Result<Option<String>, CliError> {
+        let Some((field, options)) = self.highlight else {
+            return Ok(None);
+        };
+        Ok(Some(
+            self.searcher
+                .highlight(query, doc, field, options)?
+                .unwrap_or_default(),
+        ))
     }
 
     /// The sort values of a hit as text (score values as f32).
@@ -592,6 +657,20 @@ fn run_args(a: &Args) -> Result<(), CliError> {
     let title_field = schema
         .field("title")
         .filter(|&f| schema.def(f).flags.stored);
+    let highlight = match &a.highlight {
+        Some(name) => {
+            let id = field_id(&schema, name, "--highlight")?;
+            let def = schema.def(id);
+            if def.ty != FieldType::Text || !def.flags.stored {
+                return Err(CliError::usage(
+                    None,
+                    format!("--highlight: field '{name}' is not a stored text field"),
+                ));
+            }
+            Some((id, &a.highlight_options))
+        }
+        None => None,
+    };
     let queries = match (&a.query, &a.queries) {
         (Some(q), _) => vec![QueryLine {
             class: "-".into(),
@@ -612,6 +691,7 @@ fn run_args(a: &Args) -> Result<(), CliError> {
         title_field,
         sort: sort.as_ref(),
         offset: a.offset,
+        highlight,
     };
 
     let stdout = std::io::stdout();
@@ -620,6 +700,9 @@ fn run_args(a: &Args) -> Result<(), CliError> {
         out.write_all(b"qno\tclass\trank\tid\tscore\tscore_bits\ttotal_hits")?;
         if sort.is_some() {
             out.write_all(b"\tsort_values")?;
+        }
+        if highlight.is_some() {
+            out.write_all(b"\texcerpt")?;
         }
         out.write_all(b"\n")?;
     }
@@ -636,6 +719,7 @@ fn run_args(a: &Args) -> Result<(), CliError> {
         let answer = Answer {
             qno,
             query: q,
+            parsed: &query,
             hits: &hits,
         };
         match a.format {
@@ -655,11 +739,15 @@ struct Answer<'a> {
     /// The query's number (from 1) in the query file.
     qno: usize,
     query: &'a QueryLine,
+    /// The query searched (for excerpts).
+    parsed: &'a Query,
     hits: &'a Hits,
 }
 
 fn tsv(pr: &Printer, a: Answer, out: &mut String) -> Result<(), CliError> {
-    let Answer { qno, query, hits } = a;
+    let Answer {
+        qno, query, hits, ..
+    } = a;
     let mut class = String::new();
     cli::tsv_escape(&query.class, &mut class);
     let total = format!(
@@ -670,6 +758,9 @@ fn tsv(pr: &Printer, a: Answer, out: &mut String) -> Result<(), CliError> {
     if hits.hits.is_empty() {
         let _ = write!(out, "{qno}\t{class}\t0\t-\t0\t00000000\t{total}");
         if pr.sort.is_some() {
+            out.push('\t');
+        }
+        if pr.highlight.is_some() {
             out.push('\t');
         }
         out.push('\n');
@@ -684,13 +775,19 @@ fn tsv(pr: &Printer, a: Answer, out: &mut String) -> Result<(), CliError> {
             out.push('\t');
             pr.sort_text(hit, out);
         }
+        if let Some(e) = pr.excerpt(a.parsed, hit.doc)? {
+            out.push('\t');
+            cli::tsv_escape(&e, out);
+        }
         out.push('\n');
     }
     Ok(())
 }
 
 fn text(pr: &Printer, a: Answer, out: &mut String) -> Result<(), CliError> {
-    let Answer { qno, query, hits } = a;
+    let Answer {
+        qno, query, hits, ..
+    } = a;
     let _ = writeln!(
         out,
         "#{qno} [{}] {:?}: {} hit{}{}",
@@ -720,12 +817,17 @@ fn text(pr: &Printer, a: Answer, out: &mut String) -> Result<(), CliError> {
             let _ = write!(out, "  {t}");
         }
         out.push('\n');
+        if let Some(e) = pr.excerpt(a.parsed, hit.doc)? {
+            let _ = writeln!(out, "       {}", e.replace('\n', " "));
+        }
     }
     Ok(())
 }
 
 fn json(pr: &Printer, a: Answer, out: &mut String) -> Result<(), CliError> {
-    let Answer { qno, query, hits } = a;
+    let Answer {
+        qno, query, hits, ..
+    } = a;
     let mut list = Vec::with_capacity(hits.hits.len());
     for (r, hit) in hits.hits.iter().enumerate() {
         let (id, title) = pr.lookup(hit.doc, true)?;
@@ -741,6 +843,9 @@ fn json(pr: &Printer, a: Answer, out: &mut String) -> Result<(), CliError> {
         }
         if pr.sort.is_some() {
             h["sort_values"] = pr.sort_json(hit);
+        }
+        if let Some(e) = pr.excerpt(a.parsed, hit.doc)? {
+            h["excerpt"] = serde_json::Value::String(e);
         }
         list.push(h);
     }
