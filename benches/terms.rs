@@ -1,14 +1,20 @@
 //! Term dictionary lookups: `SegmentReader::term` over keys that are
-//! present and keys that are not, and a walk over every term of a field.
+//! present and keys that are not, seeks to a key's lower bound with a
+//! short walk from there (what prefix and range expansion do), and a walk
+//! over every term of a field.
 //!
 //! The segment is a fresh index of 200,000 distinct synthetic words (some
 //! sharing long prefixes), or, when `QUARRY_TERMS_INDEX` names an index
 //! directory, that index's largest segment (its `body` field). Each
 //! benchmark first checks that every present key is found with its
-//! ordinal's document frequency and no absent key is, so a fast wrong
-//! lookup cannot look good. For instruction counts run it under
-//! `valgrind --tool=callgrind --toggle-collect='*SegmentReader::term*'`
-//! with `--bench --profile-time 1`.
+//! ordinal's document frequency and no absent key is, and that a seek
+//! to a present key starts at it, so a fast wrong lookup cannot look
+//! good. For instruction counts run it under `valgrind --tool=callgrind
+//! --toggle-collect='quarry::read::segment::SegmentReader::term'` with
+//! `--bench --profile-time 1`, or with a filter that matches no benchmark
+//! (`--bench none`): then only those checks run, one lookup of each
+//! present and each absent key, and callgrind's inclusive cost of
+//! `SegmentReader::term` over its calls is the instructions per lookup.
 
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
@@ -125,6 +131,10 @@ fn bench(c: &mut Criterion) {
     for k in &absent {
         assert!(seg.term(body, k).expect("lookup").is_none());
     }
+    for (k, _) in &present {
+        let mut t = seg.terms_from_key(body, k).expect("seek");
+        assert_eq!(t.advance().expect("walk").map(|(key, _)| key), Some(&k[..]));
+    }
     eprintln!(
         "{} terms, terms section {} bytes",
         n,
@@ -147,6 +157,16 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             for k in &absent {
                 black_box(seg.term(body, black_box(k)).expect("lookup"));
+            }
+        })
+    });
+    g.bench_function("seek absent, walk 8", |b| {
+        b.iter(|| {
+            for k in &absent {
+                let mut t = seg.terms_from_key(body, black_box(k)).expect("seek");
+                for _ in 0..8 {
+                    black_box(t.advance().expect("walk"));
+                }
             }
         })
     });

@@ -29,9 +29,11 @@ export RUSTFLAGS="-Cpasses=sancov-module \
  -Cllvm-args=-sanitizer-coverage-trace-compares \
  -Cllvm-args=-sanitizer-coverage-stack-depth \
  --cfg fuzzing -Cdebug-assertions -Coverflow-checks"
-# --target keeps RUSTFLAGS off build scripts, which are not linked with libFuzzer.
+# --target keeps RUSTFLAGS off build scripts, which are not linked with libFuzzer;
+# --target-dir keeps the instrumented build in fuzz/target whatever
+# CARGO_TARGET_DIR says (which the seed step below does follow).
 cargo build --manifest-path fuzz/Cargo.toml --release --target "$host" \
-    $(printf -- '--bin %s ' "${targets[@]}")
+    --target-dir fuzz/target $(printf -- '--bin %s ' "${targets[@]}")
 unset RUSTFLAGS
 
 seeds=fuzz/target/seeds

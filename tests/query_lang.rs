@@ -356,3 +356,141 @@ fn parsed_queries_run_like_the_queries_they_stand_for() {
     let sloppy = same_on_every_path(&x.s, &parse("\"seven rare\"~2"), None);
     assert_eq!(sloppy.total_hits, hits.total_hits);
 }
+
+/// The body words of document `d` of [`index`].
+fn body_words(d: i64) -> Vec<String> {
+    let rest: &[&str] = if d % 7 == 0 {
+        &["common", "rare", "seven"]
+    } else {
+        &["common", "other"]
+    };
+    let mut words = vec![format!("w{}", d % 1500)];
+    words.extend(rest.iter().map(|w| w.to_string()));
+    words
+}
+
+#[test]
+fn prefixes_and_ranges_expand_across_dictionary_blocks_and_at_its_end() {
+    use Bound::*;
+    let x = index();
+    let req = SearchRequest::top(5).with_total(TotalMode::Exact);
+    let total = |s: &Searcher, q: &Query| s.search(q, &req).map(|h| h.total_hits);
+    // Body keys in order: common, other, rare, seven, w0, w1, w10, ...,
+    // w999 (1504 terms, 94 version-2 blocks of 16): "w" spans 1500 of
+    // them, "w99" the dictionary's last 11, "w999" its last key.
+    for prefix in [
+        "w", "w1", "w14", "w149", "w99", "w999", "w9999", "x", "c", "common", "commons", "rare",
+        "s", "a", "",
+    ] {
+        let q = Query::prefix(x.body, prefix);
+        let docs = (0..10_000)
+            .filter(|&d| body_words(d).iter().any(|w| w.starts_with(prefix)))
+            .count() as u64;
+        let terms = (0..1500)
+            .map(|i| format!("w{i}"))
+            .chain(["common", "other", "rare", "seven"].map(String::from))
+            .filter(|k| k.starts_with(prefix))
+            .count();
+        let wide = x.s.clone().with_options(SearchOptions {
+            max_expansions: 2000,
+            ..SearchOptions::default()
+        });
+        assert_eq!(total(&wide, &q).unwrap(), docs, "prefix {prefix:?}");
+        if terms <= 1024 {
+            // (Under the default expansion limit, which it searches with.)
+            same_on_every_path(&x.s, &q, None);
+        }
+        // Capped by the number of distinct terms it expands to.
+        if terms > 0 {
+            let capped = |n| {
+                let s = x.s.clone().with_options(SearchOptions {
+                    max_expansions: n,
+                    ..SearchOptions::default()
+                });
+                total(&s, &q)
+            };
+            assert_eq!(capped(terms).unwrap(), docs, "prefix {prefix:?}");
+            match capped(terms - 1) {
+                Err(Error::TooManyTerms { limit, .. }) => assert_eq!(limit, terms - 1),
+                other => panic!("prefix {prefix:?} capped at {}: {other:?}", terms - 1),
+            }
+        }
+    }
+    // String ranges over the tag dictionary (blue, green, grey, red),
+    // bounds on keys and between them, at both ends.
+    let s = |v: &str| Value::Str(v.into());
+    let tags = ["red", "green", "blue", "grey"];
+    let ranges: Vec<(Bound<Value>, Bound<Value>, &[&str])> = vec![
+        (Excluded(s("green")), Included(s("red")), &["grey", "red"]),
+        (Included(s("green")), Excluded(s("red")), &["green", "grey"]),
+        (Excluded(s("red")), Unbounded, &[]),
+        (Included(s("red")), Unbounded, &["red"]),
+        (Unbounded, Excluded(s("blue")), &[]),
+        (Unbounded, Included(s("blue")), &["blue"]),
+        (
+            Excluded(s("a")),
+            Excluded(s("zz")),
+            &["blue", "green", "grey", "red"],
+        ),
+        (Included(s("gz")), Included(s("r")), &[]),
+    ];
+    for (lo, hi, want) in ranges {
+        let q = Query::range(x.tag, lo.clone(), hi.clone());
+        let docs = (0..10_000)
+            .filter(|&d| want.contains(&tags[(d % 4) as usize]))
+            .count() as u64;
+        assert_eq!(total(&x.s, &q).unwrap(), docs, "{lo:?}..{hi:?}");
+    }
+    // An i64 range over the indexed-only field with an excluded lower
+    // bound on a key.
+    let q = Query::range(x.year_idx, Excluded(i(1960)), Included(i(1962)));
+    let want = count(|d| d % 11 != 0 && (1961..=1962).contains(&(1950 + d / 200)));
+    assert_eq!(total(&x.s, &q).unwrap(), want);
+}
+
+#[test]
+fn expansion_limits_count_distinct_terms_over_segments() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut schema = Schema::new();
+    let body = schema
+        .add_field("body", FieldType::Text, flags(false, true, false))
+        .unwrap();
+    let config = WriterConfig {
+        max_docs_per_segment: Some(100),
+        merge_factor: 0,
+        ..WriterConfig::default()
+    };
+    let mut w = IndexWriter::create(dir.path(), &schema, config).unwrap();
+    // Three segments of 100 documents, each holding the words p000..p199
+    // (200 distinct terms overall) and its own q<segment>.
+    for d in 0..300 {
+        let mut doc = Document::new();
+        doc.add_str(
+            body,
+            &format!("p{:03} p{:03} q{}", d % 200, (d + 37) % 200, d / 100),
+        );
+        w.add_document(&doc).unwrap();
+    }
+    w.commit().unwrap();
+    let s = Searcher::open(dir.path()).unwrap();
+    assert_eq!(s.snapshot().segments().len(), 3);
+    let limited = |n| {
+        s.clone().with_options(SearchOptions {
+            max_expansions: n,
+            ..SearchOptions::default()
+        })
+    };
+    let req = SearchRequest::top(3).with_total(TotalMode::Exact);
+    let p = Query::prefix(body, "p");
+    assert_eq!(limited(200).search(&p, &req).unwrap().total_hits, 300);
+    assert!(matches!(
+        limited(199).search(&p, &req),
+        Err(Error::TooManyTerms { limit: 199, .. })
+    ));
+    let q = Query::prefix(body, "q");
+    assert_eq!(limited(3).search(&q, &req).unwrap().total_hits, 300);
+    assert!(matches!(
+        limited(2).search(&q, &req),
+        Err(Error::TooManyTerms { limit: 2, .. })
+    ));
+}

@@ -3,7 +3,10 @@
 //! `quarry_*` export as a C host would: strings of fuzzed length and
 //! content (invalid UTF-8 included), NULL pointers, handles that are valid
 //! but empty (an empty schema, a boolean query without clauses, a sort
-//! without rules), unknown enum values, huge offsets and limits. Every call
+//! without rules), unknown enum values, huge offsets and limits; queries of
+//! every kind (term, match, boolean, prefix, the three ranges, all, none,
+//! boosted copies) and query-syntax text pieced from syntax tokens and
+//! fuzzed bytes into `quarry_query_parse`. Every call
 //! must come back with a known status and never `QUARRY_INTERNAL` (a
 //! caught panic); a failure must leave a message.
 //!
@@ -71,12 +74,30 @@ impl<'a> Program<'a> {
         };
         (s.as_ptr().cast(), s.len())
     }
+
+    /// Text for the query parser: up to seven pieces, each a token of the
+    /// syntax (so that mutations start from well-formed queries) or up to
+    /// 31 fuzzed bytes (invalid UTF-8 included).
+    fn query_text(&mut self) -> Vec<u8> {
+        const TOKENS: [&str; 24] = [
+            "whale", "sea", "body:", "tag:", "id:", "n:", "w*", "r*", "*", " ", "AND", "OR", "NOT",
+            "(", ")", "\"", "+", "-", "^2", "~1", "[1 TO 5]", "{a TO *}", "[* TO 2]", ":",
+        ];
+        let mut text = Vec::new();
+        for _ in 0..self.byte() % 8 {
+            match self.byte() {
+                b @ 0..0x80 => text.extend_from_slice(TOKENS[usize::from(b) % 24].as_bytes()),
+                _ => text.extend_from_slice(self.bytes()),
+            }
+        }
+        text
+    }
 }
 
 /// Checks a status: known, never a caught panic, and with a message when
 /// it is a failure.
 fn check(status: quarry_status) -> bool {
-    assert!(status <= QUARRY_NO_VALUE, "unknown status {status}");
+    assert!(status <= QUARRY_TOO_MANY_TERMS, "unknown status {status}");
     assert_ne!(status, QUARRY_INTERNAL, "a panic inside the C API");
     if status != QUARRY_OK {
         // SAFETY: the message is a NUL-terminated string valid until the
@@ -147,7 +168,8 @@ pub fn capi(data: &[u8]) -> super::Reached {
         // SAFETY (for every call below): each handle argument is NULL or a
         // live handle owned by `h`; each out-pointer is NULL or a local
         // that is written at most once; each `(ptr, len)` string is NULL or
-        // borrows `len` bytes of `data`, of a path above, or of a static.
+        // borrows `len` bytes of `data`, of a path above, of a static, or
+        // of a local vector that outlives the call.
         // A handle is freed only when replaced or by `Handles::drop`.
         unsafe {
             for _ in 0..64 {
@@ -264,7 +286,9 @@ pub fn capi(data: &[u8]) -> super::Reached {
                     13 => {
                         let mut q = null_mut();
                         let (f, flen) = p.string();
-                        let ok = match p.byte() % 4 {
+                        // A bound kind, unknown ones included.
+                        let kind = |p: &mut Program| u32::from(p.byte() % 4);
+                        let ok = match p.byte() % 12 {
                             0 => {
                                 let (t, tlen) = p.string();
                                 check(quarry_query_term(f, flen, t, tlen, &mut q))
@@ -275,7 +299,50 @@ pub fn capi(data: &[u8]) -> super::Reached {
                                 let op = u32::from(p.byte() % 4);
                                 check(quarry_query_match(f, flen, t, tlen, op, &mut q))
                             }
-                            _ => check(quarry_query_boolean(&mut q)),
+                            3 => check(quarry_query_boolean(&mut q)),
+                            4 => {
+                                let (t, tlen) = p.string();
+                                check(quarry_query_prefix(f, flen, t, tlen, &mut q))
+                            }
+                            5 => {
+                                let (lo, lk) = (p.u64() as i64, kind(&mut p));
+                                let (hi, hk) = (p.u64() as i64, kind(&mut p));
+                                check(quarry_query_range_i64(f, flen, lo, lk, hi, hk, &mut q))
+                            }
+                            6 => {
+                                // Any bits: NaN and infinities included.
+                                let (lo, lk) = (f64::from_bits(p.u64()), kind(&mut p));
+                                let (hi, hk) = (f64::from_bits(p.u64()), kind(&mut p));
+                                check(quarry_query_range_f64(f, flen, lo, lk, hi, hk, &mut q))
+                            }
+                            7 => {
+                                let ((lo, lolen), lk) = (p.string(), kind(&mut p));
+                                let ((hi, hilen), hk) = (p.string(), kind(&mut p));
+                                check(quarry_query_range_str(
+                                    f, flen, lo, lolen, lk, hi, hilen, hk, &mut q,
+                                ))
+                            }
+                            8 => check(quarry_query_all(&mut q)),
+                            9 => check(quarry_query_none(&mut q)),
+                            10 => {
+                                let inner = pick(&h.queries, p.byte());
+                                let boost = f32::from_bits(p.u64() as u32);
+                                check(quarry_query_boost(inner, boost, &mut q))
+                            }
+                            _ => {
+                                // `f` is the default field.
+                                let text = p.query_text();
+                                let op = u32::from(p.byte() % 4);
+                                check(quarry_query_parse(
+                                    h.searcher,
+                                    text.as_ptr().cast(),
+                                    text.len(),
+                                    f,
+                                    flen,
+                                    op,
+                                    &mut q,
+                                ))
+                            }
                         };
                         if ok && h.queries.len() < 16 {
                             h.queries.push(q);
@@ -383,10 +450,12 @@ pub fn capi(data: &[u8]) -> super::Reached {
                     22 => {
                         let (a, b) = (u32::from(p.byte() % 5), u32::from(p.byte() % 4));
                         let mut sw = 0u32;
-                        match p.byte() % 3 {
+                        match p.byte() % 4 {
                             0 => check(quarry_searcher_set_exec_mode(h.searcher, a)),
                             1 => check(quarry_searcher_set_path(h.searcher, a, b)),
-                            _ => check(quarry_searcher_path(h.searcher, a, &mut sw)),
+                            2 => check(quarry_searcher_path(h.searcher, a, &mut sw)),
+                            // 0 is refused; small limits make expansions fail.
+                            _ => check(quarry_searcher_set_max_expansions(h.searcher, p.size())),
                         };
                         let _ = quarry_searcher_exec_mode(h.searcher);
                         let _ = quarry_searcher_doc_count(h.searcher);

@@ -119,25 +119,22 @@ pub fn get_varint(bytes: &[u8], pos: &mut usize) -> Option<u64> {
     get_varint_long(bytes, pos)
 }
 
-/// [`get_varint`] past its one-byte fast path.
+/// [`get_varint`] past its one-byte fast path: at most ten bytes, the
+/// tenth 0 or 1. The position is stored once, at the end (not through
+/// the pointer at every byte).
 fn get_varint_long(bytes: &[u8], pos: &mut usize) -> Option<u64> {
     let mut v = 0u64;
-    let mut shift = 0;
-    loop {
-        let b = *bytes.get(*pos)?;
-        *pos += 1;
-        if shift == 63 && b > 1 {
-            return None;
-        }
-        v |= u64::from(b & 0x7f) << shift;
+    for (i, &b) in bytes.get(*pos..)?.iter().take(10).enumerate() {
+        v |= u64::from(b & 0x7f) << (7 * i);
         if b < 0x80 {
+            if i == 9 && b > 1 {
+                return None;
+            }
+            *pos += i + 1;
             return Some(v);
         }
-        shift += 7;
-        if shift > 63 {
-            return None;
-        }
     }
+    None
 }
 
 /// A bounds-checked little-endian reader over a byte slice. Every read that
@@ -268,6 +265,30 @@ mod tests {
         assert_eq!(pos, buf.len());
         assert_eq!(get_varint(&[0x80, 0x80], &mut 0), None);
         assert_eq!(get_varint(&[0xff; 11], &mut 0), None);
+        // Every length, truncated and followed by more bytes, at every bit
+        // of the top byte.
+        for bits in 0..64 {
+            for v in [1u64 << bits, (1u64 << bits) - 1, (1u64 << bits) | 0x55] {
+                let mut one = Vec::new();
+                put_varint(&mut one, v);
+                for pad in [0, 9] {
+                    let mut buf = one.clone();
+                    buf.resize(one.len() + pad, 0x80);
+                    let mut pos = 0;
+                    assert_eq!(get_varint(&buf, &mut pos), Some(v), "{v:#x} pad {pad}");
+                    assert_eq!(pos, one.len());
+                    for cut in 0..one.len() {
+                        assert_eq!(get_varint(&one[..cut], &mut 0), None);
+                    }
+                }
+            }
+        }
+        // An eleventh byte, or a tenth above 1, is over-long.
+        let mut long = vec![0x80; 9];
+        long.push(2);
+        assert_eq!(get_varint(&long, &mut 0), None);
+        long[9] = 1;
+        assert_eq!(get_varint(&long, &mut 0), Some(1 << 63));
     }
 
     #[test]

@@ -214,21 +214,83 @@ enum Layout {
 pub struct TermDict {
     layout: Layout,
     fields: Vec<FieldTerms>,
-    /// Per field, the 8-byte [`key_prefix`] of the first key of each of its
-    /// units (version 1: every [`V1_STRIDE`]-th key; version 2: each block),
-    /// so a lookup binary-searches integers in memory before it reads keys.
-    samples: Vec<Vec<u64>>,
+    /// Per field, its in-memory key sample.
+    samples: Vec<Sample>,
     postings_len: usize,
     positions_len: usize,
 }
 
+/// One field's in-memory key sample: the 8-byte [`key_prefix`] of the
+/// first key of each of its units (version 1: every [`V1_STRIDE`]-th key;
+/// version 2: each block), so a lookup binary-searches integers in memory
+/// before it reads keys.
+#[derive(Clone, Debug, Default)]
+struct Sample {
+    prefixes: Vec<u64>,
+    /// For a field of at least [`BY_BYTE_UNITS`] units (else empty):
+    /// `by_byte[c]` is the number of units whose prefix's first byte is
+    /// below `c` (257 entries), so a search starts among one first byte's
+    /// units.
+    by_byte: Vec<u32>,
+}
+
+/// Units from which a field's sample is also indexed by first byte.
+const BY_BYTE_UNITS: usize = 64;
+
+impl Sample {
+    fn new(prefixes: Vec<u64>) -> Sample {
+        let mut by_byte = Vec::new();
+        if prefixes.len() >= BY_BYTE_UNITS {
+            // Counted, not searched: monotone and within the sample even
+            // over a damaged dictionary's unsorted keys.
+            by_byte = vec![0u32; 257];
+            for &x in &prefixes {
+                by_byte[(x >> 56) as usize + 1] += 1;
+            }
+            for c in 1..257 {
+                by_byte[c] += by_byte[c - 1];
+            }
+        }
+        Sample { prefixes, by_byte }
+    }
+
+    fn len(&self) -> usize {
+        self.prefixes.len()
+    }
+
+    /// The units whose prefix is `p`, as `below..not_above`: those before
+    /// start below a key of prefix `p`, those from `not_above` on above it.
+    #[inline]
+    fn equal_range(&self, p: u64) -> (u32, u32) {
+        let (lo, hi) = match self.by_byte.as_slice() {
+            [] => (0, self.prefixes.len()),
+            t => {
+                let c = (p >> 56) as usize;
+                (t[c] as usize, t[c + 1] as usize)
+            }
+        };
+        let within = &self.prefixes[lo..hi];
+        let not_above = within.partition_point(|&x| x <= p);
+        // Usually no unit shares the prefix: one search, one compare.
+        let below = match not_above.checked_sub(1) {
+            Some(last) if within[last] == p => within[..last].partition_point(|&x| x < p),
+            _ => not_above,
+        };
+        ((lo + below) as u32, (lo + not_above) as u32)
+    }
+}
+
 /// The first eight bytes of `key`, zero-padded, as a big-endian integer:
 /// integer order agrees with key order wherever two prefixes differ.
+#[inline]
 fn key_prefix(key: &[u8]) -> u64 {
-    let mut b = [0u8; 8];
-    let n = key.len().min(8);
-    b[..n].copy_from_slice(&key[..n]);
-    u64::from_be_bytes(b)
+    if let Some(head) = key.first_chunk::<8>() {
+        return u64::from_be_bytes(*head);
+    }
+    // A short key byte by byte (a copy of a variable length is a call).
+    key.iter()
+        .enumerate()
+        .fold(0, |p, (i, &b)| p | u64::from(b) << (56 - 8 * i))
 }
 
 fn le32(s: &[u8], at: usize) -> u32 {
@@ -359,7 +421,8 @@ impl TermDict {
             .map(|f| {
                 (0..dict.units(f))
                     .map(|u| dict.unit_key(s, f, u).map(key_prefix))
-                    .collect()
+                    .collect::<Result<_, _>>()
+                    .map(Sample::new)
             })
             .collect::<Result<_, _>>()?;
         Ok(dict)
@@ -401,9 +464,9 @@ impl TermDict {
         match self.layout {
             Layout::V1 { .. } => self.v1_key(s, ft.first + u * V1_STRIDE as u32),
             Layout::V2 { .. } => {
-                let mut b = self.block(s, ft.first_block + u)?;
-                b.base(ft.positions)?;
-                let (shared, suffix) = b.key()?;
+                let mut b = self.block(s, ft.first_block + u);
+                let key = b.base(ft.positions).and_then(|_| b.key());
+                let (shared, suffix) = key.ok_or_else(|| b.damaged())?;
                 if shared != 0 {
                     return bad(format!(
                         "term block {} starts with a key sharing {shared} bytes",
@@ -502,7 +565,7 @@ impl TermDict {
 
     /// Version 2: a reader at the start of block `b`.
     #[inline]
-    fn block<'s>(&self, s: &'s [u8], b: u32) -> Result<BlockReader<'s>, BadTerms> {
+    fn block<'s>(&self, s: &'s [u8], b: u32) -> BlockReader<'s> {
         let Layout::V2 {
             index,
             nblocks,
@@ -519,10 +582,11 @@ impl TermDict {
         } else {
             blocks_len
         };
-        Ok(BlockReader {
+        BlockReader {
             bytes: &s[blocks..blocks + end],
             pos: start,
-        })
+            block: b,
+        }
     }
 
     /// Version 2: the number of terms in block `u` of field `f`.
@@ -533,15 +597,33 @@ impl TermDict {
 
     /// Looks up `key` in field `f`.
     pub fn lookup(&self, s: &[u8], f: usize, key: &[u8]) -> Result<Option<TermEntry>, BadTerms> {
+        Ok(self.find(s, f, key)?.1)
+    }
+
+    /// A cursor over field `f`'s terms in key order from the first key at
+    /// or after `key` (its lower bound): one lookup, then the walk.
+    pub fn seek<'d, 's>(
+        &'d self,
+        s: &'s [u8],
+        f: usize,
+        key: &[u8],
+    ) -> Result<TermCursor<'d, 's>, BadTerms> {
+        let (from, _) = self.find(s, f, key)?;
+        Ok(self.cursor(s, f, from))
+    }
+
+    /// Where `key` falls among field `f`'s terms: the ordinal (within the
+    /// field) of the first term at or after it, and that term's entry if
+    /// its key is `key`.
+    fn find(&self, s: &[u8], f: usize, key: &[u8]) -> Result<(u32, Option<TermEntry>), BadTerms> {
         let Some(ft) = self.fields.get(f).copied() else {
-            return Ok(None);
+            return Ok((0, None));
         };
         // Units whose sampled prefix is below the key's start below it;
         // those above start above it; only equal prefixes need the keys.
         let sample = &self.samples[f];
         let p = key_prefix(key);
-        let below = sample.partition_point(|&x| x < p) as u32;
-        let not_above = sample.partition_point(|&x| x <= p) as u32;
+        let (below, not_above) = sample.equal_range(p);
         match self.layout {
             Layout::V1 { .. } => {
                 let stride = V1_STRIDE as u32;
@@ -559,10 +641,12 @@ impl TermDict {
                     match self.v1_key(s, mid)?.cmp(key) {
                         Ordering::Less => lo = mid + 1,
                         Ordering::Greater => hi = mid,
-                        Ordering::Equal => return self.v1_info(s, mid).map(Some),
+                        Ordering::Equal => {
+                            return Ok((mid - ft.first, Some(self.v1_info(s, mid)?)));
+                        }
                     }
                 }
-                Ok(None)
+                Ok((lo - ft.first, None))
             }
             Layout::V2 { .. } => {
                 // The key can only be in the last block whose first key is
@@ -581,39 +665,24 @@ impl TermDict {
                     }
                 }
                 let Some(u) = lo.checked_sub(1) else {
-                    return Ok(None);
+                    return Ok((0, None));
                 };
-                let mut b = self.block(s, ft.first_block + u)?;
-                let mut at = b.base(ft.positions)?;
-                // Bytes the previous key shares with `key` (all previous
-                // keys sort below it). A key sharing more than that with
-                // its predecessor also sorts below; one sharing at most that
-                // compares by its suffix. No key is rebuilt.
-                let mut matched = 0;
-                for j in 0..self.block_terms(f, u) {
-                    let (shared, suffix) = b.key()?;
-                    let (df, lens) = b.stats(ft.positions)?;
-                    let end = at.after(lens)?;
-                    let order = if shared > matched {
-                        Ordering::Less
-                    } else {
-                        let rest = &key[shared..];
-                        let common = suffix.iter().zip(rest).take_while(|(a, b)| a == b).count();
-                        matched = shared + common;
-                        // The first byte past the common part decides (a
-                        // key that ends there sorts first).
-                        suffix.get(common).cmp(&rest.get(common))
-                    };
-                    match order {
-                        Ordering::Less => at = end,
-                        Ordering::Greater => return Ok(None),
-                        Ordering::Equal => {
-                            let i = ft.first + u * BLOCK_TERMS as u32 + j;
-                            return self.entry(df, at, end, ft.positions, i).map(Some);
-                        }
+                let b = self.block(s, ft.first_block + u);
+                let n = self.block_terms(f, u);
+                let found = if ft.positions {
+                    b.find::<true>(key, n)
+                } else {
+                    b.find::<false>(key, n)
+                };
+                let (j, hit) = found.ok_or_else(|| b.damaged())?;
+                let i = u * BLOCK_TERMS as u32 + j;
+                match hit {
+                    Some((df, start, end)) => {
+                        let e = self.entry(df, start, end, ft.positions, ft.first + i)?;
+                        Ok((i, Some(e)))
                     }
+                    None => Ok((i, None)),
                 }
-                Ok(None)
             }
         }
     }
@@ -633,51 +702,153 @@ impl TermDict {
     }
 }
 
-/// Reads one version-2 block's varints.
+/// Reads one version-2 block's varints. Its reads return `None` on bytes
+/// that do not decode (a varint past the block, a suffix running past
+/// it, a value too large); the caller turns that into one error
+/// ([`BlockReader::damaged`]), so the scans' inner loops carry no error
+/// values.
 struct BlockReader<'s> {
     bytes: &'s [u8],
     pos: usize,
+    /// Its number, for errors.
+    block: u32,
 }
 
 impl<'s> BlockReader<'s> {
-    #[inline]
-    fn varint(&mut self) -> Result<u64, BadTerms> {
-        get_varint(self.bytes, &mut self.pos)
-            .ok_or_else(|| BadTerms(format!("bad varint in term block at byte {}", self.pos)))
+    /// The error for a block whose bytes do not decode.
+    #[cold]
+    fn damaged(&self) -> BadTerms {
+        BadTerms(format!(
+            "term block {} does not decode at byte {}",
+            self.block, self.pos
+        ))
     }
-    #[inline]
-    fn usize(&mut self) -> Result<usize, BadTerms> {
-        usize::try_from(self.varint()?).or_else(|_| bad("term block value too large"))
+    #[inline(always)]
+    fn usize(&mut self) -> Option<usize> {
+        usize::try_from(get_varint(self.bytes, &mut self.pos)?).ok()
     }
     /// A block's starting offsets.
-    #[inline]
-    fn base(&mut self, positions: bool) -> Result<Spans, BadTerms> {
+    #[inline(always)]
+    fn base(&mut self, positions: bool) -> Option<Spans> {
         let post = self.usize()?;
         let pos = if positions { self.usize()? } else { 0 };
-        Ok(Spans { post, pos })
+        Some(Spans { post, pos })
+    }
+    /// The next `n` bytes.
+    #[inline(always)]
+    fn take(&mut self, n: usize) -> Option<&'s [u8]> {
+        let at = self.pos;
+        let bytes = self.bytes.get(at..at.checked_add(n)?)?;
+        self.pos = at + n;
+        Some(bytes)
     }
     /// A key's shared length and suffix bytes.
-    #[inline]
-    fn key(&mut self) -> Result<(usize, &'s [u8]), BadTerms> {
+    #[inline(always)]
+    fn key(&mut self) -> Option<(usize, &'s [u8])> {
         let shared = self.usize()?;
         let n = self.usize()?;
-        let at = self.pos;
-        let suffix = at
-            .checked_add(n)
-            .and_then(|e| self.bytes.get(at..e))
-            .ok_or_else(|| BadTerms("term key runs past its block".into()))?;
-        self.pos += n;
-        Ok((shared, suffix))
+        Some((shared, self.take(n)?))
     }
     /// A term's df and region lengths.
-    #[inline]
-    fn stats(&mut self, positions: bool) -> Result<(u32, Spans), BadTerms> {
-        let df = u32::try_from(self.varint()?).or_else(|_| bad("document frequency too large"))?;
-        let post = self.usize()?;
-        let pos = if positions { self.usize()? } else { 0 };
-        Ok((df, Spans { post, pos }))
+    #[inline(always)]
+    fn stats(&mut self, positions: bool) -> Option<(u32, Spans)> {
+        let df = u32::try_from(get_varint(self.bytes, &mut self.pos)?).ok()?;
+        Some((df, self.base(positions)?))
+    }
+
+    /// Scans the block from its start for `key`, over its `n` entries: the
+    /// index of the first entry whose key is at or after `key`, and if that
+    /// key is `key`, its df and region (start, end). `POSITIONS`: the
+    /// field's entries have positions regions (a constant, so the loop
+    /// tests nothing per entry for it).
+    ///
+    /// No key is rebuilt: `matched` is how many bytes the previous key
+    /// shares with `key` (all previous keys sort below it). A key sharing
+    /// more than that with its predecessor also sorts below, whatever its
+    /// suffix; one sharing at most that compares by its suffix. The
+    /// position is a local (not the reader's field) so that it stays in a
+    /// register; on an error the reader is left at the block's start.
+    #[inline(always)]
+    fn find<const POSITIONS: bool>(&self, key: &[u8], n: u32) -> Option<(u32, Option<Hit>)> {
+        // A varint of one or two bytes inline (keys and the lengths of
+        // most regions); a longer one out of line, taking the position by
+        // value so that it stays in a register here.
+        #[inline(never)]
+        fn long(bytes: &[u8], mut pos: usize) -> Option<(usize, usize)> {
+            let v = usize::try_from(get_varint(bytes, &mut pos)?).ok()?;
+            Some((v, pos))
+        }
+        #[inline(always)]
+        fn next(bytes: &[u8], pos: &mut usize) -> Option<usize> {
+            let b = *bytes.get(*pos)?;
+            if b < 0x80 {
+                *pos += 1;
+                return Some(usize::from(b));
+            }
+            if let Some(&c) = bytes.get(*pos + 1)
+                && c < 0x80
+            {
+                *pos += 2;
+                return Some(usize::from(b & 0x7f) | usize::from(c) << 7);
+            }
+            let (v, end) = long(bytes, *pos)?;
+            *pos = end;
+            Some(v)
+        }
+        // A varint passed over unread: up to its first byte below 0x80.
+        #[inline(always)]
+        fn skip(bytes: &[u8], pos: &mut usize) -> Option<()> {
+            loop {
+                let b = *bytes.get(*pos)?;
+                *pos += 1;
+                if b < 0x80 {
+                    return Some(());
+                }
+            }
+        }
+        #[inline(always)]
+        fn spans<const POSITIONS: bool>(bytes: &[u8], pos: &mut usize) -> Option<Spans> {
+            let post = next(bytes, pos)?;
+            let pos = if POSITIONS { next(bytes, pos)? } else { 0 };
+            Some(Spans { post, pos })
+        }
+        let bytes = self.bytes;
+        let mut pos = self.pos;
+        let mut at = spans::<POSITIONS>(bytes, &mut pos)?;
+        let mut matched = 0;
+        for j in 0..n {
+            let shared = next(bytes, &mut pos)?;
+            let len = next(bytes, &mut pos)?;
+            let end = pos.checked_add(len)?;
+            let suffix = bytes.get(pos..end)?;
+            pos = end;
+            if shared <= matched {
+                // `shared <= matched <= key.len()`.
+                let rest = &key[shared..];
+                let common = suffix.iter().zip(rest).take_while(|(a, b)| a == b).count();
+                matched = shared + common;
+                // The first byte past the common part decides (a key that
+                // ends there sorts first).
+                match suffix.get(common).cmp(&rest.get(common)) {
+                    Ordering::Less => {}
+                    Ordering::Greater => return Some((j, None)),
+                    Ordering::Equal => {
+                        let df = u32::try_from(next(bytes, &mut pos)?).ok()?;
+                        let lens = spans::<POSITIONS>(bytes, &mut pos)?;
+                        return Some((j, Some((df, at, at.after(lens)?))));
+                    }
+                }
+            }
+            // Past this key: its df unread, its regions added up.
+            skip(bytes, &mut pos)?;
+            at = at.after(spans::<POSITIONS>(bytes, &mut pos)?)?;
+        }
+        Some((n, None))
     }
 }
+
+/// A found term's df and region (start, end).
+type Hit = (u32, Spans, Spans);
 
 /// Offsets (or lengths) in the postings and positions sections.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -688,15 +859,12 @@ struct Spans {
 
 impl Spans {
     /// The offsets just past regions of `lens` starting here.
-    #[inline]
-    fn after(self, lens: Spans) -> Result<Spans, BadTerms> {
-        match (
-            self.post.checked_add(lens.post),
-            self.pos.checked_add(lens.pos),
-        ) {
-            (Some(post), Some(pos)) => Ok(Spans { post, pos }),
-            _ => bad("term region overflows"),
-        }
+    #[inline(always)]
+    fn after(self, lens: Spans) -> Option<Spans> {
+        Some(Spans {
+            post: self.post.checked_add(lens.post)?,
+            pos: self.pos.checked_add(lens.pos)?,
+        })
     }
 }
 
@@ -736,8 +904,8 @@ impl TermCursor<'_, '_> {
                 let u = i / BLOCK_TERMS as u32;
                 let j = i % BLOCK_TERMS as u32;
                 if j == 0 || self.block.is_none() {
-                    let mut b = d.block(self.s, ft.first_block + u)?;
-                    let base = b.base(ft.positions)?;
+                    let mut b = d.block(self.s, ft.first_block + u);
+                    let base = b.base(ft.positions).ok_or_else(|| b.damaged())?;
                     if self.block.is_some() && base != self.at {
                         return bad(format!(
                             "term block {} puts its regions at {base:?}, the previous term's end at {:?}",
@@ -774,7 +942,7 @@ impl TermCursor<'_, '_> {
     /// its regions: (df, their start).
     fn step(&mut self, positions: bool) -> Result<(u32, Spans), BadTerms> {
         let b = self.block.as_mut().expect("a block is open");
-        let (shared, suffix) = b.key()?;
+        let (shared, suffix) = b.key().ok_or_else(|| b.damaged())?;
         if shared > self.key.len() {
             return bad(format!(
                 "term key shares {shared} bytes with a previous key of {}",
@@ -783,9 +951,12 @@ impl TermCursor<'_, '_> {
         }
         self.key.truncate(shared);
         self.key.extend_from_slice(suffix);
-        let (df, lens) = b.stats(positions)?;
+        let stats = b
+            .stats(positions)
+            .and_then(|(df, lens)| Some((df, self.at.after(lens)?)));
+        let (df, end) = stats.ok_or_else(|| b.damaged())?;
         let start = self.at;
-        self.at = start.after(lens)?;
+        self.at = end;
         Ok((df, start))
     }
 }
@@ -891,6 +1062,43 @@ mod tests {
         }
     }
 
+    /// Field `f`'s keys from a cursor, at most `n`.
+    fn keys(mut c: TermCursor<'_, '_>, n: usize) -> Vec<Vec<u8>> {
+        let mut out = Vec::new();
+        while out.len() < n
+            && let Some((k, _)) = c.advance().unwrap()
+        {
+            out.push(k.to_vec());
+        }
+        out
+    }
+
+    #[test]
+    fn v2_seek_starts_at_the_lower_bound() {
+        let terms = sample_terms();
+        let (s, post_len) = encode(&terms);
+        let d = TermDict::parse(2, &s, 3, post_len, positions_len(&terms)).unwrap();
+        for f in 0..3 {
+            let field: Vec<&Vec<u8>> = terms.iter().filter(|t| t.0 == f).map(|t| &t.1).collect();
+            let mut probes: Vec<Vec<u8>> = vec![b"".to_vec(), b"\0".to_vec(), b"zzzz".to_vec()];
+            for k in &field {
+                probes.push(k.to_vec());
+                probes.push([&k[..], b"\0"].concat());
+                probes.push(k[..k.len() - 1].to_vec());
+            }
+            for p in &probes {
+                let want: Vec<Vec<u8>> = field
+                    .iter()
+                    .filter(|k| k.as_slice() >= p.as_slice())
+                    .take(20)
+                    .map(|k| k.to_vec())
+                    .collect();
+                let got = keys(d.seek(&s, f, p).unwrap(), 20);
+                assert_eq!(got, want, "field {f} seek {p:?}");
+            }
+        }
+    }
+
     #[test]
     fn v2_damage_is_an_error_never_a_panic() {
         let terms = sample_terms();
@@ -905,6 +1113,9 @@ mod tests {
                 };
                 for (f, k, ..) in &terms {
                     let _ = d.lookup(&bad, *f, k);
+                    if let Ok(mut c) = d.seek(&bad, *f, k) {
+                        let _ = c.advance();
+                    }
                 }
                 for f in 0..3 {
                     let mut c = d.cursor(&bad, f, 0);

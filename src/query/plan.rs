@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::format::segment::i64_key;
 use crate::query::bm25::{self, TermWeight};
 use crate::query::{Occur, Operator, Query};
-use crate::read::{LiveSegment, SegmentReader, Snapshot, TermInfo};
+use crate::read::{LiveSegment, Snapshot, TermInfo};
 use crate::schema::{FieldDef, FieldId, FieldType};
 
 /// A term clause with its corpus-wide weight.
@@ -239,11 +239,8 @@ impl Compiler<'_> {
                     String::from_utf8_lossy(prefix),
                     def.name
                 );
-                self.expand(*field, &what, boost, |r, f| {
-                    let n = r.num_terms(f);
-                    let lo = dict_partition(r, f, 0, n, |k| k < prefix.as_slice())?;
-                    let hi = dict_partition(r, f, lo, n, |k| k.starts_with(prefix))?;
-                    Ok((lo, hi))
+                self.expand(*field, &what, boost, Bound::Included(prefix), |k| {
+                    k.starts_with(prefix)
                 })
             }
             Query::Range {
@@ -385,19 +382,11 @@ impl Compiler<'_> {
         };
         let (lo_key, hi_key) = (lower.as_ref().map(key), upper.as_ref().map(key));
         let what = format!("the range on field {:?}", def.name);
-        self.expand(field, &what, boost, |r, f| {
-            let n = r.num_terms(f);
-            let lo = match &lo_key {
-                Bound::Unbounded => 0,
-                Bound::Included(k) => dict_partition(r, f, 0, n, |t| t < k.as_slice())?,
-                Bound::Excluded(k) => dict_partition(r, f, 0, n, |t| t <= k.as_slice())?,
-            };
-            let hi = match &hi_key {
-                Bound::Unbounded => n,
-                Bound::Included(k) => dict_partition(r, f, lo, n, |t| t <= k.as_slice())?,
-                Bound::Excluded(k) => dict_partition(r, f, lo, n, |t| t < k.as_slice())?,
-            };
-            Ok((lo, hi))
+        let lo = lo_key.as_ref().map(Vec::as_slice);
+        self.expand(field, &what, boost, lo, |t| match &hi_key {
+            Bound::Unbounded => true,
+            Bound::Included(k) => t <= k.as_slice(),
+            Bound::Excluded(k) => t < k.as_slice(),
         })
         .or_else(|e| match e {
             Error::TooManyTerms { .. } if def.flags.sortable => Ok(column()),
@@ -405,15 +394,17 @@ impl Compiler<'_> {
         })
     }
 
-    /// The set of the terms of `field` that `span` finds in each segment (a
-    /// range `lo..hi` of its dictionary), at most `max_expansions` distinct
-    /// ones over the snapshot.
+    /// The set of the terms of `field` from `lower` on, while `within`
+    /// holds (it must hold for a prefix of those keys in key order), at
+    /// most `max_expansions` distinct ones over the snapshot: in each
+    /// segment one dictionary seek to the lower bound, then a walk.
     fn expand(
         &self,
         field: FieldId,
         what: &str,
         boost: f64,
-        span: impl Fn(&SegmentReader, FieldId) -> Result<(u32, u32)>,
+        lower: Bound<&[u8]>,
+        within: impl Fn(&[u8]) -> bool,
     ) -> Result<Node> {
         let limit = self.max_expansions;
         let too_many = || Error::TooManyTerms {
@@ -423,25 +414,33 @@ impl Compiler<'_> {
         let mut keys = BTreeSet::new();
         let mut infos = Vec::new();
         for s in self.snap.segments() {
-            let (lo, hi) = span(&s.reader, field)?;
-            if hi <= lo {
-                continue;
-            }
-            if (hi - lo) as usize > limit {
-                return Err(too_many());
-            }
-            let mut seg_infos = Vec::with_capacity((hi - lo) as usize);
-            for i in lo..hi {
-                let (key, info) = s.reader.term_at(field, i)?;
-                if !keys.contains(&key) {
-                    keys.insert(key);
+            let from = match lower {
+                Bound::Included(k) | Bound::Excluded(k) => k,
+                Bound::Unbounded => &[],
+            };
+            let mut terms = s.reader.terms_from_key(field, from)?;
+            let mut seg_infos = Vec::new();
+            while let Some((key, info)) = terms.advance()? {
+                if matches!(lower, Bound::Excluded(k) if k == key) {
+                    continue;
+                }
+                if !within(key) {
+                    break;
+                }
+                if seg_infos.len() == limit {
+                    return Err(too_many());
+                }
+                if !keys.contains(key) {
+                    keys.insert(key.to_vec());
                     if keys.len() > limit {
                         return Err(too_many());
                     }
                 }
                 seg_infos.push(info);
             }
-            infos.push((Arc::as_ptr(&s.reader) as usize, seg_infos));
+            if !seg_infos.is_empty() {
+                infos.push((Arc::as_ptr(&s.reader) as usize, seg_infos));
+            }
         }
         if keys.is_empty() {
             return Ok(Node::Empty);
@@ -466,27 +465,6 @@ pub(crate) fn analyze(def: &FieldDef, text: &str) -> Vec<(String, u32)> {
             out.push((t.text.to_owned(), t.position))
         });
     out
-}
-
-/// The first index in `lo..hi` of `field`'s dictionary in `r` whose key
-/// fails `pred`, by binary search: `pred` must hold for a prefix of the
-/// keys in key order (`lo..hi` within the field's term count).
-fn dict_partition(
-    r: &SegmentReader,
-    field: FieldId,
-    mut lo: u32,
-    mut hi: u32,
-    pred: impl Fn(&[u8]) -> bool,
-) -> Result<u32> {
-    while lo < hi {
-        let mid = lo + (hi - lo) / 2;
-        if pred(&r.term_at(field, mid)?.0) {
-            lo = mid + 1;
-        } else {
-            hi = mid;
-        }
-    }
-    Ok(lo)
 }
 
 fn term_node(

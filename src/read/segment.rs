@@ -583,6 +583,16 @@ impl SegmentReader {
         self.terms_from(field, 0)
     }
 
+    /// A field's terms in key order from the first key at or after `key`
+    /// (its lower bound): one dictionary lookup, then a walk decoding each
+    /// version-2 block once (what prefix and range expansion use).
+    pub fn terms_from_key(&self, field: FieldId, key: &[u8]) -> Result<Terms<'_>> {
+        match self.dict.seek(self.terms_bytes(), field.0 as usize, key) {
+            Ok(cursor) => Ok(Terms { seg: self, cursor }),
+            Err(e) => Err(self.bad_terms(e)),
+        }
+    }
+
     fn terms_from(&self, field: FieldId, from: u32) -> Terms<'_> {
         Terms {
             seg: self,
