@@ -21,8 +21,12 @@ pub const NO_MORE: u32 = u32::MAX;
 pub trait Scorer {
     /// The current document.
     fn doc(&self) -> u32;
-    /// Moves to the next match and returns it.
-    fn advance(&mut self) -> u32;
+    /// Moves to the next match and returns it: by default the first
+    /// match after the current document (staying on [`NO_MORE`]).
+    fn advance(&mut self) -> u32 {
+        let next = self.doc().saturating_add(1);
+        self.seek(next)
+    }
     /// Moves to the first match `>= target` (staying put if already there).
     fn seek(&mut self, target: u32) -> u32;
     /// The current document's score.
@@ -697,13 +701,6 @@ pub fn leapfrog(required: &[usize], target: u32, mut seek: impl FnMut(usize, u32
 
 impl Scorer for BoolScorer<'_> {
     fn doc(&self) -> u32 {
-        self.doc
-    }
-
-    fn advance(&mut self) -> u32 {
-        if self.doc != NO_MORE {
-            self.doc = self.next_match(self.doc + 1);
-        }
         self.doc
     }
 

@@ -301,13 +301,6 @@ impl Scorer for PhraseScorer<'_> {
         self.doc
     }
 
-    fn advance(&mut self) -> u32 {
-        if self.doc != NO_MORE {
-            self.doc = self.next_match(self.doc + 1);
-        }
-        self.doc
-    }
-
     fn seek(&mut self, target: u32) -> u32 {
         if self.doc < target {
             self.doc = self.next_match(target);
