@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
 
 use crate::collect::{
-    Hit, SharedFloor, Sink, SortCollector, SortKey, SortSpec, Tally, TopDocs, TopDocsSink, Window,
+    Hit, SharedFloor, Sink, SortCollector, SortKey, SortSpec, Tally, TopDocsSink, Window,
     compare_values,
 };
 use crate::document::Value;
@@ -410,25 +410,18 @@ impl Searcher {
             .saturating_add(req.limit)
             .min(self.snap.max_doc() as usize);
         let enter = |sink: &mut TopDocsSink, seg: &LiveSegment| sink.base = seg.base as u32;
-        let shared = SharedFloor::default();
-        let sinks = match self.threads_for(&node) {
-            1 => {
-                let mut sink = TopDocsSink::new(want, tally);
-                self.drive(&node, &mut sink, enter)?;
-                vec![sink]
-            }
-            n => self.drive_parallel(
-                &node,
-                n,
-                || TopDocsSink::sharing(want, tally, &shared),
-                enter,
-            )?,
+        // Threads share their floors; one alone keeps its own.
+        let shared = (self.threads_for(&node) > 1).then(SharedFloor::default);
+        let make = || match &shared {
+            Some(floor) => TopDocsSink::sharing(want, tally, floor),
+            None => TopDocsSink::new(want, tally),
         };
+        let mut sinks = self.drive(&node, make, enter)?.into_iter();
         // Each thread's queue holds the best of what it saw; what it left
         // out scored below its own k-th or another thread's, so the best
         // `want` of their union are the search's.
-        let mut top = TopDocs::new(want);
-        let (mut tally, mut scored) = (Tally::new(tally.threshold()), 0);
+        let first = sinks.next().expect("a search runs on one thread at least");
+        let (mut top, mut tally, mut scored) = (first.top, first.tally, first.scored);
         for sink in sinks {
             tally.merge(&sink.tally);
             scored += sink.scored;
@@ -493,34 +486,18 @@ impl Searcher {
             .clamp(1, self.snap.segments().len().max(1))
     }
 
-    /// The one loop over the snapshot's segments: `enter` tells the sink
-    /// which segment follows, then the chosen path feeds it that segment's
-    /// matches ([`Self::run_segment`]).
-    fn drive<'s, S: Sink>(
+    /// The one loop over the snapshot's segments, on
+    /// [`Self::threads_for`] threads (the calling one, and more when
+    /// there are several), each with its own sink from `make`: each takes
+    /// the next segment not yet taken, so its own segments come in
+    /// document order (a sink's floor stays exclusive: ties go to the
+    /// lower document, which it saw first); `enter` tells the sink which
+    /// segment follows, then the chosen path feeds it that segment's
+    /// matches ([`Self::run_segment`]). Returns the sinks, the calling
+    /// thread's first; the first error any thread met, if one did.
+    fn drive<'s, S: Sink + Send>(
         &'s self,
         node: &Node,
-        sink: &mut S,
-        enter: impl Fn(&mut S, &'s LiveSegment),
-    ) -> Result<()> {
-        let path = self.path(node);
-        with_buffers(|buf| {
-            for seg in self.snap.segments() {
-                enter(sink, seg);
-                self.run_segment(path, node, seg, sink, buf)?;
-            }
-            Ok(())
-        })
-    }
-
-    /// [`Self::drive`] on `threads` threads, each with its own sink from
-    /// `make`: each thread takes the next segment not yet taken, so its
-    /// own segments come in document order (a sink's floor stays
-    /// exclusive: ties go to the lower document, which it saw first).
-    /// Returns the sinks; the first error any thread met, if one did.
-    fn drive_parallel<'s, S: Sink + Send>(
-        &'s self,
-        node: &Node,
-        threads: usize,
         make: impl Fn() -> S + Sync,
         enter: impl Fn(&mut S, &'s LiveSegment) + Sync,
     ) -> Result<Vec<S>> {
@@ -538,6 +515,10 @@ impl Searcher {
             })?;
             Ok(sink)
         };
+        let threads = self.threads_for(node);
+        if threads == 1 {
+            return Ok(vec![work()?]);
+        }
         std::thread::scope(|scope| {
             let helpers: Vec<_> = (1..threads).map(|_| scope.spawn(work)).collect();
             let mut sinks = vec![work()];
@@ -597,14 +578,15 @@ impl Searcher {
             }
         }
         if self.options.exec == ExecMode::Exhaustive {
-            let mut all = CollectAll {
+            let make = || CollectAll {
                 spec,
                 keep_score: spec.needs_score(),
                 seg: None,
                 hits: Vec::new(),
             };
-            self.drive(node, &mut all, |all, seg| all.seg = Some(seg))?;
-            let mut all = all.hits;
+            // One thread (`threads_for`): the oracle stays sequential.
+            let mut alls = self.drive(node, make, |all, seg| all.seg = Some(seg))?;
+            let mut all = alls.pop().expect("one sink").hits;
             let total = all.len() as u64;
             all.sort_by(|a, b| compare_hits(spec, a, b));
             let hits = all.into_iter().skip(req.offset).take(req.limit).collect();
@@ -623,9 +605,9 @@ impl Searcher {
             c.set_segment(seg);
         }
         let make = || SortCollector::new(spec, self.schema(), want, tally);
-        if self.threads_for(node) == 1 {
-            let mut c = make();
-            self.drive(node, &mut c, enter)?;
+        let mut collectors = self.drive(node, make, enter)?;
+        if collectors.len() == 1 {
+            let c = collectors.pop().expect("one collector");
             let (total, exact, scored) = (c.total(), c.total_is_exact(), c.scored());
             return Ok(Hits {
                 hits: c.into_hits(req.offset),
@@ -636,7 +618,6 @@ impl Searcher {
         }
         // Each thread's collector keeps its best `want`: the best `want`
         // of their union are the search's.
-        let collectors = self.drive_parallel(node, self.threads_for(node), make, enter)?;
         let (mut total, mut exact, mut scored) = (0, true, 0);
         let mut all = Vec::new();
         for c in collectors {

@@ -294,14 +294,21 @@ impl Analyzer {
         position
     }
 
+    /// The tokens of `text` as owned strings, each with its position
+    /// (gaps of removed stop words kept): how queries are analysed, the
+    /// same as the field's documents.
+    pub fn tokens_at(self, text: &str) -> Vec<(String, u32)> {
+        let mut out = Vec::new();
+        self.tokenize(text, &mut Scratch::default(), |t| {
+            out.push((t.text.to_owned(), t.position))
+        });
+        out
+    }
+
     /// The tokens of `text` as owned strings (a convenience for queries and
     /// tests).
     pub fn tokens(self, text: &str) -> Vec<String> {
-        let mut out = Vec::new();
-        self.tokenize(text, &mut Scratch::default(), |t| {
-            out.push(t.text.to_owned())
-        });
-        out
+        self.tokens_at(text).into_iter().map(|(t, _)| t).collect()
     }
 }
 

@@ -65,11 +65,6 @@ impl Tally {
         !self.inexact
     }
 
-    /// The count below which every match is counted.
-    pub fn threshold(&self) -> u64 {
-        self.threshold
-    }
-
     /// Adds what `other` counted (another thread's share of a search).
     pub fn merge(&mut self, other: &Tally) {
         self.total += other.total;

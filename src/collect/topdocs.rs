@@ -50,9 +50,11 @@ pub struct TopDocsSink<'a> {
     pub tally: Tally,
     /// Documents scored.
     pub scored: u64,
-    /// The largest score below that of `k` matches known to exist
-    /// ([`Sink::known_scores`]): a floor before the queue is full.
-    known: Option<f32>,
+    /// The floor this thread knows: the queue's own once it is full, or
+    /// the largest score below that of `k` matches known to exist
+    /// ([`Sink::known_scores`]), whichever is higher; kept up to date as
+    /// either rises, so that reading it costs no computation.
+    floor: Option<f32>,
     /// The floor the threads of one search share, if there are several.
     shared: Option<&'a SharedFloor>,
 }
@@ -65,7 +67,7 @@ impl<'a> TopDocsSink<'a> {
             base: 0,
             tally,
             scored: 0,
-            known: None,
+            floor: None,
             shared: None,
         }
     }
@@ -80,11 +82,14 @@ impl<'a> TopDocsSink<'a> {
         }
     }
 
-    /// `k` matches score at least `score`: tells the other threads.
+    /// `k` matches score at least `kth`, so what beats `floor` (`kth`, or
+    /// the float below it) may enter: raises the floor, and tells the
+    /// other threads.
     #[inline]
-    fn publish(&self, score: f32) {
+    fn raise(&mut self, kth: f32, floor: f32) {
+        self.floor = Some(self.floor.map_or(floor, |f| f.max(floor)));
         if let Some(shared) = self.shared {
-            shared.raise(score);
+            shared.raise(kth);
         }
     }
 }
@@ -147,16 +152,15 @@ impl Sink for TopDocsSink<'_> {
         if self.top.offer(score(), self.base + doc)
             && let Some(kth) = self.top.floor()
         {
-            self.publish(kth);
+            // Documents come in ascending order: a tie with the queue's
+            // k-th loses, so the floor is the k-th itself.
+            self.raise(kth, kth);
         }
     }
 
+    #[inline]
     fn floor(&self) -> Option<f32> {
-        let floor = match (self.top.floor(), self.known) {
-            (Some(a), Some(b)) => Some(a.max(b)),
-            (a, b) => a.or(b),
-        };
-        match (floor, self.shared.and_then(SharedFloor::floor)) {
+        match (self.floor, self.shared.and_then(SharedFloor::floor)) {
             (Some(a), Some(b)) => Some(a.max(b)),
             (a, b) => a.or(b),
         }
@@ -173,9 +177,7 @@ impl Sink for TopDocsSink<'_> {
         }
         let (_, &mut kth, _) = scores.select_nth_unstable_by(k - 1, |a, b| b.total_cmp(a));
         if kth > 0.0 && kth.is_finite() {
-            let below = f32::from_bits(kth.to_bits() - 1);
-            self.known = Some(self.known.map_or(below, |f| f.max(below)));
-            self.publish(kth);
+            self.raise(kth, f32::from_bits(kth.to_bits() - 1));
         }
     }
 

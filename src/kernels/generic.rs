@@ -215,11 +215,8 @@ pub(super) unsafe fn strict_prefix_sum<V: Vector>(vals: &mut [u32], base: u32) {
         }
     }
     // The tail (none in a full block), from the last group's last sum.
-    let mut last = if i == 0 { base } else { vals[i - 1] };
-    for v in &mut vals[i..] {
-        last = last.wrapping_add(*v).wrapping_add(1);
-        *v = last;
-    }
+    let last = if i == 0 { base } else { vals[i - 1] };
+    super::scalar::strict_prefix_sum(&mut vals[i..], last);
 }
 
 /// Compressed-store lookup table: for each 8-bit mask, the indices of its set

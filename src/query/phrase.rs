@@ -80,7 +80,6 @@ struct PhraseTerms<'a> {
     at: Vec<usize>,
     /// The exact phrase's possible starts still standing.
     starts: Vec<u32>,
-    norms: Option<&'a [u8]>,
     err: Option<BadPostings>,
 }
 
@@ -118,7 +117,6 @@ impl<'a> PhraseTerms<'a> {
             last: vec![(None, false); n],
             at: vec![0; node.slots.len()],
             starts: Vec::new(),
-            norms: r.norms(node.field),
             err: None,
         }))
     }
@@ -133,8 +131,9 @@ impl<'a> PhraseTerms<'a> {
         daat::leapfrog(&self.order, target, |i, t| cursors[i].seek(t))
     }
 
+    /// The field's norm of `doc` (every cursor reads the same norms).
     fn norm(&self, doc: u32) -> u8 {
-        self.norms.map_or(0, |n| n[doc as usize])
+        self.cursors[0].norm(doc)
     }
 
     /// The least frequency of the terms in the candidate every cursor is on.
@@ -373,14 +372,14 @@ pub fn run<S: Sink>(node: &PhraseNode, seg: &LiveSegment, sink: &mut S) -> Resul
             if lead.block() != bounded {
                 bounded = lead.block();
                 let lo = lead.block_start(bounded);
-                block_end = lead
-                    .postings()
-                    .last_doc(bounded)
-                    .map_or(NO_MORE, |l| l.saturating_add(1));
+                let last = lead.postings().last_doc(bounded);
+                block_end = last.map_or(NO_MORE, |l| l.saturating_add(1));
+                // Over the lead block's documents, `lo..=last`.
+                let hi = last.unwrap_or(NO_MORE);
                 block = pt
                     .cursors
                     .iter_mut()
-                    .map(|c| c.bound_until(lo, block_end))
+                    .map(|c| c.bound_until(lo, hi))
                     .fold(f32::INFINITY, f32::min);
             }
             if block <= floor {

@@ -171,7 +171,7 @@ impl Compiler<'_> {
                 let terms: Vec<Vec<u8>> = match def.ty {
                     FieldType::Text => {
                         let mut seen = Vec::<Vec<u8>>::new();
-                        for (t, _) in analyze(def, text) {
+                        for t in def.analyzer.tokens(text) {
                             if !seen.iter().any(|s| s == t.as_bytes()) {
                                 seen.push(t.into_bytes());
                             }
@@ -272,7 +272,7 @@ impl Compiler<'_> {
         }
         // Each token's place in the phrase is its analyzer position, so a
         // removed stop word leaves its gap in the phrase as in documents.
-        let tokens = analyze(def, text);
+        let tokens = def.analyzer.tokens_at(text);
         if tokens.len() <= 1 {
             return match tokens.into_iter().next() {
                 Some((t, _)) => term_node(self.snap, field, t.into_bytes(), true, boost),
@@ -452,19 +452,6 @@ impl Compiler<'_> {
             infos,
         }))
     }
-}
-
-/// The tokens of query text for the text field `def`, each with its
-/// position, by the field's analyzer: the one analysis of match and phrase
-/// text, so queries are analysed exactly like the field's documents
-/// (positions keep the gaps of removed stop words, for phrases).
-pub(crate) fn analyze(def: &FieldDef, text: &str) -> Vec<(String, u32)> {
-    let mut out = Vec::new();
-    def.analyzer
-        .tokenize(text, &mut crate::analysis::Scratch::default(), |t| {
-            out.push((t.text.to_owned(), t.position))
-        });
-    out
 }
 
 fn term_node(

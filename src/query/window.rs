@@ -940,13 +940,14 @@ impl Exec<'_, '_> {
         if count {
             sink.count(1);
         }
+        // The sum is the score, or its bound: either way one compare
+        // saves the offer of what cannot enter.
+        if !sink.floor().is_none_or(|floor| sum > floor) {
+            return;
+        }
         if exact {
-            // The sum is the score: one compare saves the offer of what
-            // cannot enter (most of a union counted exactly).
-            if sink.floor().is_none_or(|floor| sum > floor) {
-                sink.offer(doc, || sum);
-            }
-        } else if sink.floor().is_none_or(|floor| sum > floor) {
+            sink.offer(doc, || sum);
+        } else {
             let (cursors, occurs) = (&mut self.cursors, &self.occurs);
             sink.offer(doc, || Self::score(cursors, occurs, doc));
         }
