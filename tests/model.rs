@@ -882,6 +882,17 @@ fn score_order_skips_blocks_and_returns_the_same_bits() {
                 // rare term's documents.
                 text.extend(std::iter::repeat_n("r", 3));
             }
+            // Eleven terms of falling frequencies, for unions of more
+            // clauses than a window tells apart by set.
+            const M: [&str; 11] = [
+                "m0", "m1", "m2", "m3", "m4", "m5", "m6", "m7", "m8", "m9", "m10",
+            ];
+            for j in 0..11u32 {
+                if i % (j + 2) == 0 {
+                    let tf = 1 + (i / (j + 2) % 3 == 0) as usize;
+                    text.extend(std::iter::repeat_n(M[j as usize], tf));
+                }
+            }
             let band = (10_000..10_100).contains(&i);
             text.extend(std::iter::repeat_n("c", if band { 3 } else { 1 }));
             text.extend(std::iter::repeat_n("filler", (i % 40) as usize));
@@ -901,6 +912,14 @@ fn score_order_skips_blocks_and_returns_the_same_bits() {
                     .add(Occur::Should, Query::term(body, "z"))
                     .add(Occur::Should, Query::term(body, "u"))
                     .add(Occur::MustNot, Query::term(body, "w")),
+                false,
+            ),
+            (
+                Query::matching(body, "m0 m1 m2 m3 m4 m5 m6 m7 m8", Operator::Or),
+                false,
+            ),
+            (
+                Query::matching(body, "m10 r m9 c m8 m7 m6 m5 m4 m3 m2 m1 w", Operator::Or),
                 false,
             ),
             (Query::matching(body, "t u", Operator::And), false),

@@ -66,7 +66,6 @@
 
 use crate::collect::{Sink, Window};
 use crate::error::Result;
-use crate::format::ords::ORD_BLOCK;
 use crate::format::postings::L2_BLOCKS;
 use crate::kernels;
 use crate::query::Occur;
@@ -76,9 +75,18 @@ use crate::query::plan::{Node, TermNode};
 use crate::query::prune::{self, LeadPrune};
 use crate::read::LiveSegment;
 
-/// Words of the union bitset: one bit per document of an ord block (plus
-/// one, as the bits start at a word-aligned base below the window).
-const WORDS: usize = ORD_BLOCK / 64;
+/// Words of a union window's bitsets (a bit per document from a
+/// word-aligned base): the longest window scored in bulk.
+const UNION_WORDS: usize = 256;
+
+/// The most decoded clauses whose sets a union window tells apart per
+/// document ([`Exec::score_window`]): a byte each, and a table of 2^8
+/// sums per window.
+const MASK_CLAUSES: usize = 8;
+
+/// Documents of a union window's sets and sums: a power of two at least
+/// its span, so that an index masked by it needs no bounds check.
+const MASK_SPAN: usize = (UNION_WORDS * 64).next_power_of_two();
 
 /// Expected matches of a lead window in the next clause from which the
 /// lead is thinned by score before the intersection
@@ -109,14 +117,16 @@ pub struct Buffers {
     /// Per clause, its whole-list bound (0 at the lead and for clauses
     /// that do not score), for the lead's coarse limits.
     list_bounds: Vec<f32>,
-    /// Per clause, the key limit of a MaxScore window's document only it
-    /// holds ([`Exec::lone_limits`]).
+    /// Per clause, the key at or under which a union window's document
+    /// only it holds cannot compete ([`Exec::lone_key`]), and the floor
+    /// (bits) it was found for when it depends on nothing else.
     lone_keys: Vec<f32>,
-    /// Scratch bounds for [`Exec::lone_limits`].
+    lone_for: Vec<Option<u32>>,
+    /// Scratch bounds for [`Exec::lone_key`].
     tmp_bounds: Vec<f32>,
-    /// A MaxScore window's documents of two essential clauses or more (a
-    /// bit per document from its base).
-    multi: Vec<u64>,
+    /// A dense union window's documents' sets of decoded clauses (a byte
+    /// per document from its base; 0 outside a window).
+    masks: Vec<u8>,
 }
 
 impl Buffers {
@@ -186,6 +196,8 @@ pub fn run<S: Sink>(node: &Node, seg: &LiveSegment, sink: &mut S, buf: &mut Buff
     } = Roles::of(&occurs, |i| cursors[i].cost());
     buf.bounds.clear();
     buf.bounds.resize(cursors.len(), 0.0);
+    // Limits kept by floor are for this segment's clauses.
+    buf.lone_for.clear();
     let mut ex = Exec {
         seg,
         cursors,
@@ -766,7 +778,7 @@ impl Exec<'_, '_> {
             .iter()
             .filter(|&&i| i < 64)
             .fold(0u64, |m, &i| m | 1 << i);
-        let mut bits = [0u64; WORDS + 1];
+        let mut bits = [0u64; UNION_WORDS];
         let mut ends = std::mem::take(&mut self.b.ends);
         ends.clear();
         ends.resize(self.cursors.len(), 0);
@@ -799,7 +811,8 @@ impl Exec<'_, '_> {
             }
             // The clauses that can lift a document over the floor (all of
             // them without one).
-            let essential = self.essential(should, start, end - 1, sink.floor());
+            let floor = sink.floor();
+            let essential = self.essential(should, start, end - 1, floor);
             if sink.prefilter() && essential & all != all && self.skips_enough(should, essential) {
                 // Nothing more to count, and a clause that cannot lift a
                 // document over the floor: let the essential clauses drive,
@@ -851,7 +864,8 @@ impl Exec<'_, '_> {
                     sink.count(live as usize);
                 }
                 if !prefilter && dense && sink.ranks_by_score() {
-                    self.score_window(should, &ends, (base, words), essential, false, false, sink);
+                    let ess = (essential, floor);
+                    self.score_window(should, &ends, (base, words), ess, false, false, sink);
                 } else {
                     // Offer the union of what each clause keeps after the
                     // filter, from the essential clauses.
@@ -955,100 +969,130 @@ impl Exec<'_, '_> {
 
     /// Scores a dense union window (`words` bitset words from `base`, each
     /// clause's part ending at `ends`) in bulk for a sink that ranks by
-    /// score. The candidates are the `essential` clauses' documents; every
-    /// clause, in clause order, adds its score to each candidate it holds,
-    /// so each sum has the bits of [`Self::score`] (a document no clause
-    /// of it reaches stays at 0 plus nothing). A non-essential clause's
-    /// frequencies are decoded only if it holds a candidate. The live
-    /// candidates are then offered in document order (counted first,
-    /// with `count`).
+    /// score, and offers its candidates in document order (each live one
+    /// counted first, with `count`).
     ///
-    /// With `bound_rest` (MaxScore, where the non-essential clauses are
-    /// not decoded), a non-essential clause adds its window bound instead,
-    /// so a sum is the candidate's best score, summed in clause order: a
-    /// candidate whose best score cannot beat the floor is dropped, and
-    /// the others are scored exactly, the non-essential clauses probed;
-    /// and a candidate of one essential clause is dropped by its key
-    /// alone ([`Self::lone_limits`]).
+    /// `essential` are the clauses [`Self::essential`] found under
+    /// `floor` (with the window's bounds in `b.bounds`: none without a
+    /// floor; a floor read later, possibly raised by another thread, could
+    /// meet stale bounds). The clauses whose parts are decoded are all of
+    /// them, or with `bound_rest` (MaxScore, where the non-essential
+    /// clauses are not decoded) the `essential` ones; the others then add their window
+    /// bounds in place of scores, so a sum is the candidate's best score,
+    /// and its exact score is found by probing them.
+    ///
+    /// Each document of the window gets a byte saying which decoded
+    /// clauses hold it (a bit each; from the [`MASK_CLAUSES`]th on they
+    /// share the last bit), and a table, built once per window
+    /// ([`mask_bounds`]), says for each such set whether a document of it
+    /// may beat the floor: whether those clauses' window bounds and the
+    /// undecoded clauses', summed in clause order, do. Only documents
+    /// whose set may are candidates, and a candidate that one decoded
+    /// clause alone holds is also dropped by its key against that
+    /// clause's limit ([`Self::lone_key`]). In a union of terms of
+    /// comparable lengths most documents hold one term whose bound alone
+    /// is under the floor: such a document costs two loads and a compare
+    /// instead of a norm, a score and an offer.
+    ///
+    /// Every clause, in clause order, adds its score (or bound) to each
+    /// candidate it holds, so each sum has the bits of [`Self::score`] (a
+    /// document no clause of it reaches stays at 0 plus nothing).
     #[allow(clippy::too_many_arguments)]
     fn score_window<S: Sink>(
         &mut self,
         should: &[usize],
         ends: &[usize],
         (base, words): (u32, usize),
-        essential: u64,
+        (essential, floor): (u64, Option<f32>),
         bound_rest: bool,
         count: bool,
         sink: &mut S,
     ) {
-        // Under MaxScore, the documents of two essential clauses or more
-        // (`multi`) are scored, and a document of one only when its key
-        // beats that clause's limit.
-        let lone = bound_rest && self.lone_limits(should, essential, sink.floor());
-        let Buffers {
-            cand, acc, multi, ..
-        } = &mut *self.b;
-        if cand.is_empty() {
-            *cand = vec![0; WORDS + 1];
-        }
-        if acc.is_empty() {
-            *acc = vec![0.0; (WORDS + 1) * 64];
-        }
-        let cand = &mut cand[..words];
-        cand.fill(0);
         let is_essential = |i: usize| i >= 64 || essential & (1 << i) != 0;
-        if lone {
-            multi.clear();
-            multi.resize(words, 0);
+        let decoded = |i: usize| !bound_rest || is_essential(i);
+        if !bound_rest {
+            let lead: usize = should
+                .iter()
+                .filter(|&&i| is_essential(i))
+                .map(|&i| ends[i] - self.cursors[i].pos())
+                .sum();
+            if !self.bulk_pays(should, ends, essential, lead) {
+                // Few candidates against long non-essential lists: score
+                // them one by one instead, probing the other clauses.
+                let ess = should.iter().copied().filter(|&i| is_essential(i));
+                self.merge_parts(ess, ends);
+                self.offer_live(sink, count);
+                return;
+            }
         }
-        for &i in should.iter().filter(|&&i| is_essential(i)) {
+        // Bounds (and so sets) tell documents apart only under a floor,
+        // and with at most 64 clauses ([`Self::essential`]).
+        let floor = floor.filter(|_| self.cursors.len() <= 64);
+        let b = &mut *self.b;
+        if b.cand.len() < UNION_WORDS {
+            b.cand = vec![0; UNION_WORDS];
+            b.acc = vec![0.0; MASK_SPAN];
+            b.masks = vec![0; MASK_SPAN];
+        }
+        let cand = &mut b.cand[..words];
+        cand.fill(0);
+        let masks: &mut [u8; MASK_SPAN] = (&mut b.masks[..MASK_SPAN]).try_into().unwrap();
+        let at = |x: u32| x as usize & (MASK_SPAN - 1);
+        let (slot, shared) = mask_slots(should, decoded);
+        for &i in should.iter().filter(|&&i| decoded(i)) {
             let c = &self.cursors[i];
             for &d in &c.block_rest()[..ends[i] - c.pos()] {
-                let x = d - base;
-                let (w, m) = ((x >> 6) as usize, 1u64 << (x & 63));
-                if lone {
-                    multi[w] |= cand[w] & m;
-                }
-                cand[w] |= m;
+                masks[at(d - base)] |= slot[i];
             }
         }
-        let has = |cand: &[u64], x: u32| cand[(x >> 6) as usize] & (1u64 << (x & 63)) != 0;
-        let candidates: u32 = cand.iter().map(|w| w.count_ones()).sum();
-        if !bound_rest && !self.bulk_pays(should, ends, essential, candidates) {
-            // Few candidates against long non-essential lists: score them
-            // one by one instead, probing the other clauses.
-            self.b.matches.clear();
-            for (wi, &word) in self.b.cand[..words].iter().enumerate() {
-                let mut m = word;
-                while m != 0 {
-                    self.b
-                        .matches
-                        .push(base + (wi * 64) as u32 + m.trailing_zeros());
-                    m &= m - 1;
+        let mut table = [true; 1 << MASK_CLAUSES];
+        if let Some(floor) = floor {
+            mask_bounds(should, decoded, &slot, &b.bounds, floor, &mut table);
+        }
+        // Per decoded clause, the key at or under which a document only it
+        // holds cannot compete (none when its bit is shared or such a
+        // document is not a candidate anyway).
+        let mut lone = [f32::NEG_INFINITY; 64];
+        if let Some(floor) = floor {
+            for &i in should.iter().filter(|&&i| decoded(i)) {
+                let unique = slot[i] != 1 << (MASK_CLAUSES - 1) || shared == 1;
+                if unique && table[usize::from(slot[i])] {
+                    lone[i] = self.lone_key(should, i, bound_rest.then_some(essential), floor);
                 }
             }
-            self.offer_live(sink, count);
-            return;
         }
         let Buffers {
             cand,
-            acc,
+            acc: acc_buf,
+            masks: masks_buf,
             bounds,
-            lone_keys,
-            multi,
             ..
         } = &mut *self.b;
         let cand = &mut cand[..words];
+        let masks: &mut [u8; MASK_SPAN] = (&mut masks_buf[..MASK_SPAN]).try_into().unwrap();
+        let acc: &mut [f32; MASK_SPAN] = (&mut acc_buf[..MASK_SPAN]).try_into().unwrap();
+        let mut dropped = 0;
+        if bound_rest {
+            // The undecoded clauses add their bounds to the candidates in
+            // clause order, so the candidates are found first.
+            for &i in should.iter().filter(|&&i| decoded(i)) {
+                let c = &self.cursors[i];
+                for &d in &c.block_rest()[..ends[i] - c.pos()] {
+                    let x = d - base;
+                    let keep = table[usize::from(masks[at(x)])];
+                    dropped += usize::from(!keep);
+                    cand[(x >> 6) as usize] |= u64::from(keep) << (x & 63);
+                }
+            }
+        }
         let mut exact = true;
-        let mut unscored = 0;
         for &i in should {
-            let all = is_essential(i);
-            if bound_rest && !all {
+            if !decoded(i) {
                 exact = false;
                 for (wi, &word) in cand.iter().enumerate() {
                     let mut m = word;
                     while m != 0 {
-                        acc[wi * 64 + m.trailing_zeros() as usize] += bounds[i];
+                        acc[at(wi as u32 * 64 + m.trailing_zeros())] += bounds[i];
                         m &= m - 1;
                     }
                 }
@@ -1056,37 +1100,53 @@ impl Exec<'_, '_> {
             }
             let c = &mut self.cursors[i];
             let n = ends[i] - c.pos();
-            if n == 0 || !all && !c.block_rest()[..n].iter().any(|&d| has(cand, d - base)) {
+            if n == 0 {
                 continue;
             }
             let w = c.weight();
+            let (alone, limit) = (slot[i], lone[i]);
             let (docs, tfs, norms) = c.rest_with_tfs();
-            if lone && all {
-                let limit = lone_keys[i];
-                for (&d, &tf) in docs[..n].iter().zip(&tfs[..n]) {
-                    let x = d - base;
-                    let key = w.key(tf, norms.map_or(0, |v| v[d as usize]));
-                    let (wi, m) = ((x >> 6) as usize, 1u64 << (x & 63));
-                    if key > limit || multi[wi] & m != 0 {
-                        acc[x as usize] += w.score_of_key(key);
-                    } else if cand[wi] & m != 0 {
-                        // Clauses before this one may have added to it.
-                        acc[x as usize] = 0.0;
-                        cand[wi] &= !m;
-                        unscored += 1;
-                    }
-                }
-                continue;
-            }
             for (&d, &tf) in docs[..n].iter().zip(&tfs[..n]) {
                 let x = d - base;
-                if all || has(cand, x) {
-                    acc[x as usize] += w.score(tf, norms.map_or(0, |v| v[d as usize]));
+                let m = masks[at(x)];
+                if !table[usize::from(m)] {
+                    continue;
+                }
+                let key = w.key(tf, norms.map_or(0, |v| v[d as usize]));
+                let bit = 1u64 << (x & 63);
+                if m == alone && key <= limit {
+                    if bound_rest {
+                        // Undecoded clauses before this one added bounds.
+                        acc[at(x)] = 0.0;
+                        cand[(x >> 6) as usize] &= !bit;
+                        dropped += 1;
+                    }
+                    continue;
+                }
+                acc[at(x)] += w.score_of_key(key);
+                cand[(x >> 6) as usize] |= bit;
+            }
+        }
+        // Cleared where set, unless the window is dense enough that a
+        // fill costs less.
+        let parts = should.iter().filter(|&&i| decoded(i));
+        if 4 * parts
+            .clone()
+            .map(|&i| ends[i] - self.cursors[i].pos())
+            .sum::<usize>()
+            >= words * 64
+        {
+            masks[..words * 64].fill(0);
+        } else {
+            for &i in parts {
+                let c = &self.cursors[i];
+                for &d in &c.block_rest()[..ends[i] - c.pos()] {
+                    masks[at(d - base)] = 0;
                 }
             }
         }
         if count {
-            sink.dropped(unscored);
+            sink.dropped(dropped);
         }
         for wi in 0..words {
             let mut m = self.b.cand[wi];
@@ -1099,41 +1159,44 @@ impl Exec<'_, '_> {
         }
     }
 
-    /// Whether a dense union window may leave unscored the documents that
-    /// one essential clause alone holds (of the essential ones) and whose
-    /// key is at most that clause's limit in `b.lone_keys`, set here for
-    /// the window: with a floor and no more clauses than a mask holds.
-    /// Such a document's best score is its clause's score plus the
-    /// non-essential clauses' window bounds (in `b.bounds`), summed in
-    /// clause order, and the limit is the largest key at which that cannot
-    /// beat the floor ([`prune::slot_key_limit`]). Most documents of a
-    /// union hold one term: each such document costs a key compare
-    /// instead of a score and an offer (seq-2 OR, lower-bound, MaxScore
-    /// windows: 3.83M instructions a query before, 3.47M after). The
-    /// windows of an exact union, where this was measured to cost more
-    /// than it saved (rare-common-2 OR +10 %), do not use it.
-    fn lone_limits(&mut self, should: &[usize], essential: u64, floor: Option<f32>) -> bool {
-        let Some(floor) = floor.filter(|_| self.cursors.len() <= 64) else {
-            return false;
-        };
-        let rest = should
-            .iter()
-            .filter(|&&i| essential & (1 << i) == 0)
-            .fold(0u64, |m, &i| m | 1 << i);
+    /// The largest key of clause `i` at which a document of a union
+    /// window that no other decoded clause holds cannot beat `floor`: its
+    /// score alone, or, under MaxScore (`essential` given: the clauses
+    /// outside it are not decoded), its score summed in clause order with
+    /// their window bounds in `b.bounds` ([`prune::slot_key_limit`]).
+    /// Without MaxScore it depends on the floor alone and is kept until
+    /// the floor moves.
+    fn lone_key(&mut self, should: &[usize], i: usize, essential: Option<u64>, floor: f32) -> f32 {
         let n = self.cursors.len();
         let Buffers {
             lone_keys,
+            lone_for,
             bounds,
             tmp_bounds,
             ..
         } = &mut *self.b;
-        tmp_bounds.clear();
-        tmp_bounds.extend((0..n).map(|j| if rest & (1 << j) != 0 { bounds[j] } else { 0.0 }));
-        lone_keys.resize(n, 0.0);
-        for &i in should.iter().filter(|&&i| essential & (1 << i) != 0) {
-            lone_keys[i] = prune::slot_key_limit(floor, tmp_bounds, i, self.cursors[i].weight());
+        if lone_for.len() < n {
+            lone_keys.resize(n, 0.0);
+            lone_for.resize(n, None);
         }
-        true
+        let w = self.cursors[i].weight();
+        match essential {
+            None => {
+                if lone_for[i] != Some(floor.to_bits()) {
+                    lone_keys[i] = prune::key_limit(floor, w);
+                    lone_for[i] = Some(floor.to_bits());
+                }
+                lone_keys[i]
+            }
+            Some(essential) => {
+                tmp_bounds.clear();
+                tmp_bounds.resize(n, 0.0);
+                for &j in should.iter().filter(|&&j| essential & (1 << j) == 0) {
+                    tmp_bounds[j] = bounds[j];
+                }
+                prune::slot_key_limit(floor, tmp_bounds, i, w)
+            }
+        }
     }
 
     /// [`Self::score_window`] for a sparse window: the candidates are
@@ -1213,13 +1276,19 @@ impl Exec<'_, '_> {
     /// Whether scoring a window's candidates in bulk costs less than
     /// probing for each of them: the non-essential clauses' postings in
     /// the window (each looked at in bulk) are at most a few per candidate.
-    fn bulk_pays(&self, should: &[usize], ends: &[usize], essential: u64, candidates: u32) -> bool {
+    fn bulk_pays(
+        &self,
+        should: &[usize],
+        ends: &[usize],
+        essential: u64,
+        candidates: usize,
+    ) -> bool {
         let others: usize = should
             .iter()
             .filter(|&&i| i < 64 && essential & (1 << i) == 0)
             .map(|&i| ends[i] - self.cursors[i].pos())
             .sum();
-        others <= 4 * candidates as usize
+        others <= 4 * candidates
     }
 
     /// The union of the `should` clauses once nothing more is to be
@@ -1280,7 +1349,7 @@ impl Exec<'_, '_> {
                 }
             }
             // At most a bitset's span, so it can be scored in bulk.
-            end = end.min((start & !63).saturating_add(((WORDS + 1) * 64) as u32));
+            end = end.min((start & !63).saturating_add((UNION_WORDS * 64) as u32));
             let ess = loop {
                 let ess = self.essential(should, start, end - 1, Some(floor)) & all;
                 let new = ess & !essential;
@@ -1312,13 +1381,14 @@ impl Exec<'_, '_> {
             let base = start & !63;
             let words = (end - base).div_ceil(64) as usize;
             debug_assert!(
-                words <= WORDS + 1,
+                words <= UNION_WORDS,
                 "windows are capped at the bitset's span"
             );
             let mut ends = std::mem::take(&mut self.b.ends);
             let postings = self.window_ends(bits(ess), end, &mut ends);
             if self.must_not.is_empty() && postings >= words {
                 // A dense window: score in bulk.
+                let ess = (ess, Some(floor));
                 self.score_window(should, &ends, (base, words), ess, true, true, sink);
             } else {
                 // The essential clauses' documents in the window, merged.
@@ -1334,6 +1404,65 @@ impl Exec<'_, '_> {
             }
         }
         None
+    }
+}
+
+/// Each of the `decoded` clauses' bit in a union window document's set,
+/// by clause (in clause order, the last bit shared from the
+/// [`MASK_CLAUSES`]th on), and how many clauses the last bit stands for.
+fn mask_slots(should: &[usize], decoded: impl Fn(usize) -> bool) -> ([u8; 64], usize) {
+    let mut slot = [0u8; 64];
+    let mut shared = 0;
+    for (k, &i) in should.iter().filter(|&&i| decoded(i)).enumerate() {
+        slot[i] = 1 << k.min(MASK_CLAUSES - 1);
+        shared += usize::from(k >= MASK_CLAUSES - 1);
+    }
+    (slot, shared)
+}
+
+/// Sets `table[m]`, for each set `m` of the `decoded` clauses of
+/// `should` (by their bits in `slot`, in clause order, the last bit
+/// possibly shared by several), to whether a document those clauses hold
+/// may beat `floor`: whether their `bounds` and those of the clauses not
+/// decoded, summed in clause order in f32 (as its score is summed, so the
+/// sum is at least the score), beat it. A shared bit stands for all of
+/// its clauses. One addition a set and clause: the sums over the clauses
+/// up to one are those up to the one before, with and without its bound.
+fn mask_bounds(
+    should: &[usize],
+    decoded: impl Fn(usize) -> bool,
+    slot: &[u8; 64],
+    bounds: &[f32],
+    floor: f32,
+    table: &mut [bool; 1 << MASK_CLAUSES],
+) {
+    let mut sums = [0.0f32; 1 << MASK_CLAUSES];
+    let mut n = 1;
+    for &i in should {
+        let b = bounds[i];
+        if !decoded(i) {
+            for s in &mut sums[..n] {
+                *s += b;
+            }
+        } else if usize::from(slot[i]) >= n {
+            // A new bit: the sets with it are those without, plus it.
+            let (low, high) = sums.split_at_mut(n);
+            for (h, &l) in high[..n].iter_mut().zip(low.iter()) {
+                *h = l + b;
+            }
+            n *= 2;
+        } else {
+            // The shared bit, already there.
+            let bit = usize::from(slot[i]);
+            for (m, s) in sums[..n].iter_mut().enumerate() {
+                if m & bit != 0 {
+                    *s += b;
+                }
+            }
+        }
+    }
+    for (t, &s) in table[..n].iter_mut().zip(&sums[..n]) {
+        *t = s > floor;
     }
 }
 
@@ -1364,5 +1493,44 @@ fn count_below(docs: &[u32], end: u32) -> usize {
     match docs.last() {
         Some(&l) if l < end => docs.len(),
         _ => kernels::find_next_geq(docs, 0, end),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Each set's entry is whether its clauses' bounds (every clause
+        /// of a shared bit) and the undecoded clauses', summed in clause
+        /// order, beat the floor: floors at each such sum and a few ULPs
+        /// either side, as well as random ones.
+        #[test]
+        fn a_sets_entry_is_its_clause_order_sum_against_the_floor(
+            bounds in proptest::collection::vec(prop_oneof![8 => 0.0f32..20.0, 1 => Just(0.0f32)], 1..12),
+            decoded_bits in any::<u16>(),
+            floor_pick in any::<u16>(),
+            nudge in -3i32..=3,
+        ) {
+            let n = bounds.len();
+            let mut decoded: Vec<bool> = (0..n).map(|i| decoded_bits & (1 << i) != 0).collect();
+            decoded[0] = true;
+            let should: Vec<usize> = (0..n).collect();
+            let (slot, _) = mask_slots(&should, |i| decoded[i]);
+            let sets = 1usize << decoded.iter().filter(|d| **d).count().min(MASK_CLAUSES);
+            let sum_of = |m: usize| {
+                should.iter().fold(0.0f32, |s, &i| {
+                    if !decoded[i] || m & usize::from(slot[i]) != 0 { s + bounds[i] } else { s }
+                })
+            };
+            let at = sum_of(usize::from(floor_pick) % sets);
+            let floor = f32::from_bits((at.to_bits() as i32 + nudge).max(0) as u32);
+            let mut table = [false; 1 << MASK_CLAUSES];
+            mask_bounds(&should, |i| decoded[i], &slot, &bounds, floor, &mut table);
+            for (m, &t) in table.iter().enumerate().take(sets) {
+                prop_assert_eq!(t, sum_of(m) > floor, "set {:#b} floor {} bounds {:?} decoded {:?}", m, floor, bounds, decoded);
+            }
+        }
     }
 }
