@@ -134,6 +134,16 @@ impl Buffers {
     pub fn new() -> Buffers {
         Buffers::default()
     }
+
+    /// Grows the union windows' bitset, sets and sums to their full size
+    /// on first use (all zero, as they are left between windows).
+    fn union_scratch(&mut self) {
+        if self.masks.len() < MASK_SPAN {
+            self.cand = vec![0; UNION_WORDS];
+            self.acc = vec![0.0; MASK_SPAN];
+            self.masks = vec![0; MASK_SPAN];
+        }
+    }
 }
 
 /// The flat shapes this path runs.
@@ -778,7 +788,6 @@ impl Exec<'_, '_> {
             .iter()
             .filter(|&&i| i < 64)
             .fold(0u64, |m, &i| m | 1 << i);
-        let mut bits = [0u64; UNION_WORDS];
         let mut ends = std::mem::take(&mut self.b.ends);
         ends.clear();
         ends.resize(self.cursors.len(), 0);
@@ -835,37 +844,21 @@ impl Exec<'_, '_> {
             // Bits from a word-aligned base, so deletions mask whole words.
             let base = start & !63;
             let words = (end - base).div_ceil(64) as usize;
-            let dense = words <= bits.len() && postings >= words;
+            let dense = words <= UNION_WORDS && postings >= words;
             // A sink ranked by score counts every window this loop runs
             // (MaxScore runs the others): popcount is cheap.
             let prefilter = sink.prefilter() && !sink.ranks_by_score();
             if self.must_not.is_empty() && (dense || prefilter) {
-                if !prefilter {
+                let scored = !prefilter && dense && sink.ranks_by_score();
+                if !prefilter && !scored {
                     // Count the union exactly, by popcount.
-                    bits[..words].fill(0);
-                    for &i in should {
-                        let c = &self.cursors[i];
-                        for &d in &c.block_rest()[..ends[i] - c.pos()] {
-                            let x = d - base;
-                            bits[(x >> 6) as usize] |= 1u64 << (x & 63);
-                        }
-                    }
-                    let live: u32 = match self.seg.deletes.as_deref() {
-                        None => bits[..words].iter().map(|w| w.count_ones()).sum(),
-                        Some(del) => {
-                            let del = del.get(base as usize / 64..).unwrap_or(&[]);
-                            bits[..words]
-                                .iter()
-                                .enumerate()
-                                .map(|(w, b)| (b & !del.get(w).copied().unwrap_or(0)).count_ones())
-                                .sum()
-                        }
-                    };
-                    sink.count(live as usize);
+                    let live = self.count_parts(should, &ends, (base, words));
+                    sink.count(live);
                 }
-                if !prefilter && dense && sink.ranks_by_score() {
+                if scored {
+                    // Counted there too.
                     let ess = (essential, floor);
-                    self.score_window(should, &ends, (base, words), ess, false, false, sink);
+                    self.score_window(should, &ends, (base, words), ess, false, sink);
                 } else {
                     // Offer the union of what each clause keeps after the
                     // filter, from the essential clauses.
@@ -890,6 +883,41 @@ impl Exec<'_, '_> {
             }
         }
         self.b.ends = ends;
+    }
+
+    /// How many live documents the `should` clauses' parts of a window
+    /// (ending at `ends`, within `words` bitset words from `base`) hold: a
+    /// popcount over a bitset of them (the candidates' bitset as scratch,
+    /// left cleared), deletions masked a word at a time.
+    fn count_parts(
+        &mut self,
+        should: &[usize],
+        ends: &[usize],
+        (base, words): (u32, usize),
+    ) -> usize {
+        let b = &mut *self.b;
+        b.union_scratch();
+        let bits = &mut b.cand[..words];
+        bits.fill(0);
+        for &i in should {
+            let c = &self.cursors[i];
+            for &d in &c.block_rest()[..ends[i] - c.pos()] {
+                let x = d - base;
+                bits[(x >> 6) as usize] |= 1u64 << (x & 63);
+            }
+        }
+        let live: u32 = match self.seg.deletes.as_deref() {
+            None => bits.iter().map(|w| w.count_ones()).sum(),
+            Some(del) => {
+                let del = del.get(base as usize / 64..).unwrap_or(&[]);
+                bits.iter()
+                    .enumerate()
+                    .map(|(w, b)| (b & !del.get(w).copied().unwrap_or(0)).count_ones())
+                    .sum()
+            }
+        };
+        bits.fill(0);
+        live as usize
     }
 
     /// Sets `matches` to the union of `clauses`' parts of the window
@@ -1005,7 +1033,6 @@ impl Exec<'_, '_> {
         (base, words): (u32, usize),
         (essential, floor): (u64, Option<f32>),
         bound_rest: bool,
-        count: bool,
         sink: &mut S,
     ) {
         let is_essential = |i: usize| i >= 64 || essential & (1 << i) != 0;
@@ -1019,9 +1046,11 @@ impl Exec<'_, '_> {
             if !self.bulk_pays(should, ends, essential, lead) {
                 // Few candidates against long non-essential lists: score
                 // them one by one instead, probing the other clauses.
+                let live = self.count_parts(should, ends, (base, words));
+                sink.count(live);
                 let ess = should.iter().copied().filter(|&i| is_essential(i));
                 self.merge_parts(ess, ends);
-                self.offer_live(sink, count);
+                self.offer_live(sink, false);
                 return;
             }
         }
@@ -1029,25 +1058,34 @@ impl Exec<'_, '_> {
         // and with at most 64 clauses ([`Self::essential`]).
         let floor = floor.filter(|_| self.cursors.len() <= 64);
         let b = &mut *self.b;
-        if b.cand.len() < UNION_WORDS {
-            b.cand = vec![0; UNION_WORDS];
-            b.acc = vec![0.0; MASK_SPAN];
-            b.masks = vec![0; MASK_SPAN];
-        }
+        b.union_scratch();
         let cand = &mut b.cand[..words];
         cand.fill(0);
         let masks: &mut [u8; MASK_SPAN] = (&mut b.masks[..MASK_SPAN]).try_into().unwrap();
         let at = |x: u32| x as usize & (MASK_SPAN - 1);
         let (slot, shared) = mask_slots(should, decoded);
+        // The window's documents, counted as their sets are made.
+        let mut seen = 0;
         for &i in should.iter().filter(|&&i| decoded(i)) {
             let c = &self.cursors[i];
             for &d in &c.block_rest()[..ends[i] - c.pos()] {
-                masks[at(d - base)] |= slot[i];
+                let m = &mut masks[at(d - base)];
+                seen += usize::from(*m == 0);
+                *m |= slot[i];
             }
         }
         let mut table = [true; 1 << MASK_CLAUSES];
         if let Some(floor) = floor {
             mask_bounds(should, decoded, &slot, &b.bounds, floor, &mut table);
+        }
+        // A set emptied below was decided: not a candidate.
+        table[0] = false;
+        if !bound_rest {
+            let live = match self.seg.deletes {
+                None => seen,
+                Some(_) => self.count_parts(should, ends, (base, words)),
+            };
+            sink.count(live);
         }
         // Per decoded clause, the key at or under which a document only it
         // holds cannot compete (none when its bit is shared or such a
@@ -1105,11 +1143,22 @@ impl Exec<'_, '_> {
             }
             let w = c.weight();
             let (alone, limit) = (slot[i], lone[i]);
+            // The sets of the clauses after this one: a document of none
+            // of them is done with here, and its set emptied (unless its
+            // bit is shared: those are emptied below).
+            let last = 1 << (MASK_CLAUSES - 1);
+            let later = if alone == last && shared > 1 {
+                u8::MAX
+            } else {
+                !(alone << 1).wrapping_sub(1)
+            };
             let (docs, tfs, norms) = c.rest_with_tfs();
             for (&d, &tf) in docs[..n].iter().zip(&tfs[..n]) {
                 let x = d - base;
                 let m = masks[at(x)];
-                if !table[usize::from(m)] {
+                let keep = table[usize::from(m)];
+                masks[at(x)] = if keep && m & later != 0 { m } else { 0 };
+                if !keep {
                     continue;
                 }
                 let key = w.key(tf, norms.map_or(0, |v| v[d as usize]));
@@ -1127,25 +1176,18 @@ impl Exec<'_, '_> {
                 cand[(x >> 6) as usize] |= bit;
             }
         }
-        // Cleared where set, unless the window is dense enough that a
-        // fill costs less.
-        let parts = should.iter().filter(|&&i| decoded(i));
-        if 4 * parts
-            .clone()
-            .map(|&i| ends[i] - self.cursors[i].pos())
-            .sum::<usize>()
-            >= words * 64
-        {
-            masks[..words * 64].fill(0);
-        } else {
-            for &i in parts {
+        if shared > 1 {
+            for &i in should
+                .iter()
+                .filter(|&&i| decoded(i) && slot[i] == 1 << (MASK_CLAUSES - 1))
+            {
                 let c = &self.cursors[i];
                 for &d in &c.block_rest()[..ends[i] - c.pos()] {
                     masks[at(d - base)] = 0;
                 }
             }
         }
-        if count {
+        if bound_rest {
             sink.dropped(dropped);
         }
         for wi in 0..words {
@@ -1154,7 +1196,7 @@ impl Exec<'_, '_> {
                 let x = wi * 64 + m.trailing_zeros() as usize;
                 m &= m - 1;
                 let sum = std::mem::take(&mut self.b.acc[x]);
-                self.offer_sum(sink, base + x as u32, sum, exact, count);
+                self.offer_sum(sink, base + x as u32, sum, exact, bound_rest);
             }
         }
     }
@@ -1258,8 +1300,13 @@ impl Exec<'_, '_> {
     }
 
     /// Whether letting the `essential` clauses drive leaves out enough to
-    /// pay for MaxScore's windows: the other clauses hold at least twice
-    /// as many documents.
+    /// pay for MaxScore's windows: the other clauses hold at least four
+    /// times as many documents. (A window that decodes every clause knows
+    /// which documents each holds, so a document of an essential clause
+    /// alone is bounded by its own score; MaxScore must bound it with the
+    /// others' bounds and probe them. With twice as many, mid-df-2 OR
+    /// lower-bound cost 699k instructions a query, with four 589k, with
+    /// eight 597k, while seq-5 grew by 0.4 % and 5 %.)
     fn skips_enough(&self, should: &[usize], essential: u64) -> bool {
         let (mut ess, mut rest) = (0u64, 0u64);
         for &i in should {
@@ -1270,7 +1317,7 @@ impl Exec<'_, '_> {
                 rest += cost;
             }
         }
-        rest >= 2 * ess
+        rest >= 4 * ess
     }
 
     /// Whether scoring a window's candidates in bulk costs less than
@@ -1389,7 +1436,7 @@ impl Exec<'_, '_> {
             if self.must_not.is_empty() && postings >= words {
                 // A dense window: score in bulk.
                 let ess = (ess, Some(floor));
-                self.score_window(should, &ends, (base, words), ess, true, true, sink);
+                self.score_window(should, &ends, (base, words), ess, true, sink);
             } else {
                 // The essential clauses' documents in the window, merged.
                 self.merge_parts(bits(ess), &ends);
