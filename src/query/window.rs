@@ -78,6 +78,7 @@ use crate::read::LiveSegment;
 /// Words of a union window's bitsets (a bit per document from a
 /// word-aligned base): the longest window scored in bulk.
 const UNION_WORDS: usize = 256;
+const _: () = assert!(UNION_WORDS.is_power_of_two());
 
 /// The most decoded clauses whose sets a union window tells apart per
 /// document ([`Exec::score_window`]): a byte each, and a table of 2^8
@@ -897,15 +898,17 @@ impl Exec<'_, '_> {
     ) -> usize {
         let b = &mut *self.b;
         b.union_scratch();
-        let bits = &mut b.cand[..words];
-        bits.fill(0);
+        let all: &mut [u64; UNION_WORDS] = (&mut b.cand[..UNION_WORDS]).try_into().unwrap();
+        all[..words].fill(0);
         for &i in should {
             let c = &self.cursors[i];
             for &d in &c.block_rest()[..ends[i] - c.pos()] {
+                // In the window: the mask only spares the bounds check.
                 let x = d - base;
-                bits[(x >> 6) as usize] |= 1u64 << (x & 63);
+                all[(x >> 6) as usize & (UNION_WORDS - 1)] |= 1u64 << (x & 63);
             }
         }
+        let bits = &mut all[..words];
         let live: u32 = match self.seg.deletes.as_deref() {
             None => bits.iter().map(|w| w.count_ones()).sum(),
             Some(del) => {
@@ -1127,8 +1130,8 @@ impl Exec<'_, '_> {
         for &i in should {
             if !decoded(i) {
                 exact = false;
-                for (wi, &word) in cand.iter().enumerate() {
-                    let mut m = word;
+                for (wi, &bits) in cand.iter().enumerate() {
+                    let mut m = bits;
                     while m != 0 {
                         acc[at(wi as u32 * 64 + m.trailing_zeros())] += bounds[i];
                         m &= m - 1;
