@@ -358,6 +358,13 @@ impl<'a> TermScorer<'a> {
         if !p.has_skip_data() {
             return self.weight.weight;
         }
+        // Most often (a union's windows end inside each clause's block)
+        // the current block holds the whole range: its bound, found as
+        // the search below would find it.
+        let b = self.block;
+        if b < self.nblocks && p.last_doc(b).is_some_and(|l| l >= hi) {
+            return f32::NEG_INFINITY.max(self.cached_bound(b, false));
+        }
         // The first block that may hold `lo` (the cursor may lag behind
         // when windows were skipped).
         let mut b = self.block_of(lo);
