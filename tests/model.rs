@@ -690,10 +690,14 @@ fn large_op() -> impl Strategy<Value = Op> {
 /// block's worth of them unscored.
 #[test]
 fn large_layouts_reach_the_fast_paths_and_match_the_model() {
-    use proptest::test_runner::{Config, FileFailurePersistence, TestRunner};
+    use proptest::test_runner::{Config, FileFailurePersistence, RngSeed, TestRunner};
     let cases = 16;
     let mut runner = TestRunner::new(Config {
         cases,
+        // The coverage asserted below is over the cases drawn: a fixed
+        // seed draws the same ones every run (a random one once drew only
+        // 11 of 16 cases that pruned, and the test failed).
+        rng_seed: RngSeed::Fixed(0x5eed_0f_1a_e5),
         failure_persistence: Some(Box::new(FileFailurePersistence::WithSource("regressions"))),
         source_file: Some(file!()),
         ..Config::default()
