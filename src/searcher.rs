@@ -638,8 +638,9 @@ impl Searcher {
 
 /// Runs `f` with this thread's window buffers, kept from one search to
 /// the next so that a short query does not allocate (and zero) them
-/// again: a dense union window's score array alone is 16 KiB (rare-3 OR,
-/// exact: 7 % of a query's instructions). A nested call, which no
+/// again: a union window's score array alone is 64 KiB (when it was 16
+/// KiB, allocating it cost rare-3 OR, exact, 7 % of a query's
+/// instructions). A nested call, which no
 /// search makes, gets fresh buffers.
 fn with_buffers<T>(f: impl FnOnce(&mut window::Buffers) -> Result<T>) -> Result<T> {
     thread_local! {

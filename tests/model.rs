@@ -1017,3 +1017,73 @@ fn score_order_skips_blocks_and_returns_the_same_bits() {
         compare(true);
     }
 }
+
+#[test]
+fn a_union_of_more_clauses_than_a_bitmask_holds_returns_the_same_bits() {
+    // 70 terms of falling frequencies: more clauses than the union's
+    // masks and bound sets tell apart, with one segment and several.
+    for segment_docs in [None, Some(7000)] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut schema = Schema::new();
+        let (id, body) = common::add_id_and_body(&mut schema, false);
+        let config = WriterConfig {
+            max_docs_per_segment: segment_docs,
+            ..Default::default()
+        };
+        let mut w = IndexWriter::create(dir.path(), &schema, config).unwrap();
+        let terms: Vec<String> = (0..70).map(|j| format!("v{j}")).collect();
+        for i in 0..20_000u32 {
+            let mut d = Document::new();
+            d.add_i64(id, i64::from(i));
+            let mut text = vec!["other".to_string()];
+            for (j, t) in terms.iter().enumerate() {
+                // Every term occurs (each residue is reached).
+                if (i as usize + 5 * j).is_multiple_of(j + 2) {
+                    let tf = 1 + (i as usize / (j + 2)) % 3;
+                    text.extend(std::iter::repeat_n(t.clone(), tf));
+                }
+            }
+            d.add_str(body, &text.join(" "));
+            w.add_document(&d).unwrap();
+        }
+        w.commit().unwrap();
+        let s = Searcher::open(dir.path()).unwrap();
+        let q = Query::matching(body, &terms.join(" "), Operator::Or);
+        for (k, total) in [
+            (10, TotalMode::Exact),
+            (10, TotalMode::LowerBound),
+            (100, TotalMode::Exact),
+        ] {
+            let req = SearchRequest {
+                offset: 0,
+                limit: k,
+                sort: None,
+                total,
+            };
+            let run = |exec, threads| {
+                s.clone()
+                    .with_options(SearchOptions {
+                        exec,
+                        threads,
+                        ..SearchOptions::default()
+                    })
+                    .search(&q, &req)
+                    .unwrap()
+            };
+            let want = run(ExecMode::Exhaustive, 1);
+            let bits = |h: &Hits| -> Vec<(u64, u32)> {
+                h.hits.iter().map(|h| (h.doc, h.score.to_bits())).collect()
+            };
+            for threads in [1, 3] {
+                let got = run(ExecMode::Auto, threads);
+                let ctx = format!("k {k} {total:?} threads {threads} segments {segment_docs:?}");
+                assert_eq!(bits(&got), bits(&want), "{ctx}");
+                if total == TotalMode::Exact {
+                    assert_eq!(got.total_hits, want.total_hits, "{ctx}");
+                } else {
+                    assert!(got.total_hits <= want.total_hits, "{ctx}");
+                }
+            }
+        }
+    }
+}

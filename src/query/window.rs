@@ -850,7 +850,10 @@ impl Exec<'_, '_> {
             // (MaxScore runs the others): popcount is cheap.
             let prefilter = sink.prefilter() && !sink.ranks_by_score();
             if self.must_not.is_empty() && (dense || prefilter) {
-                let scored = !prefilter && dense && sink.ranks_by_score();
+                // Scored in bulk with at most 64 clauses, as its per-clause
+                // tables hold (more merge, below).
+                let scored =
+                    !prefilter && dense && sink.ranks_by_score() && self.cursors.len() <= 64;
                 if !prefilter && !scored {
                     // Count the union exactly, by popcount.
                     let live = self.count_parts(should, &ends, (base, words));
@@ -1058,7 +1061,10 @@ impl Exec<'_, '_> {
             }
         }
         // Bounds (and so sets) tell documents apart only under a floor,
-        // and with at most 64 clauses ([`Self::essential`]).
+        // and with at most 64 clauses ([`Self::essential`]), which the
+        // callers see to (the per-clause tables below hold 64): said again
+        // here, it spares the loops below their bounds checks (mid-df-2 OR
+        // exact 615k instructions a query without it, 578k with it).
         let floor = floor.filter(|_| self.cursors.len() <= 64);
         let b = &mut *self.b;
         b.union_scratch();
