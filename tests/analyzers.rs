@@ -237,7 +237,7 @@ fn positions_come_from_the_analyzer_with_gaps_for_stop_words() {
         r.positions(&info)
             .unwrap()
             .unwrap()
-            .read(0, 0, &tfs[..n], &mut got)
+            .read(&mut Default::default(), 0, 0, &tfs[..n], &mut got)
             .unwrap();
         got
     };

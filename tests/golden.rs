@@ -18,11 +18,16 @@
 //! from and committed by a version-2 build: v1 and v2 segments side by
 //! side), `v2-damaged/` (the damages over `v2/`).
 //!
-//! Version 3 (manifests name each text field's analyzer): `v3/` (the
-//! small index again, every text field `default`), `v3-analyzers/` (one
-//! text field per analyzer, and queries that only match as each analyzes),
-//! `v3-damaged/` (the damages over `v3/`, and an analyzer name this build
-//! does not know).
+//! Version 3 (manifests name each text field's analyzer; read only now):
+//! `v3/` (the small index again, every text field `default`),
+//! `v3-analyzers/` (one text field per analyzer, and queries that only
+//! match as each analyzes), `v3-damaged/` (the damages over `v3/`, and an
+//! analyzer name this build does not know).
+//!
+//! Version 4 (positions in packed runs): `v4/`, `v4-analyzers/` and
+//! `v4-damaged/` as in version 3, and `v4-positions/` (long documents
+//! whose positions fill runs of 128 gaps, with exceptions, over several
+//! posting blocks, and the phrase queries that read them).
 //!
 //! `QUARRY_UPDATE_GOLDEN=1 cargo test --test golden` rewrites the sets of
 //! the version this build writes, which is only right together with a
@@ -219,13 +224,16 @@ fn golden_v2_index_reads_with_the_recorded_results() {
     );
 }
 
-#[test]
-fn golden_v3_index_reads_and_rebuilds_identically() {
-    let dir = golden("v3");
-    golden_round_trip(&dir, Set::Current, build, results);
+/// The small index of version 3 on, as `set` (its segments of format
+/// `version`).
+fn small_index_since_v3(name: &str, set: Set, version: usize) {
+    let dir = golden(name);
+    golden_round_trip(&dir, set, build, results);
     let r = quarry::check::check_index(&dir).unwrap();
     assert!(r.is_clean(), "{:?}", r.problems);
-    assert_eq!(r.structures.segment_versions, [0, 0, 3]);
+    let mut versions = vec![0; version];
+    versions[version - 1] = 3;
+    assert_eq!(r.structures.segment_versions, versions);
     assert!(r.structures.position_lists > 0, "{:?}", r.structures);
     // The same documents give the same answers in every version: the
     // default analyzer is the analysis versions 1 and 2 knew.
@@ -240,6 +248,16 @@ fn golden_v3_index_reads_and_rebuilds_identically() {
             .iter()
             .all(|f| f.analyzer == Analyzer::Default)
     );
+}
+
+#[test]
+fn golden_v3_index_reads_with_the_recorded_results() {
+    small_index_since_v3("v3", Set::Frozen, 3);
+}
+
+#[test]
+fn golden_v4_index_reads_and_rebuilds_identically() {
+    small_index_since_v3("v4", Set::Current, 4);
 }
 
 #[test]
@@ -328,10 +346,10 @@ fn analyzers_results(dir: &Path) -> String {
     out
 }
 
-#[test]
-fn golden_v3_analyzers_pin_each_analyzer() {
-    let dir = golden("v3-analyzers");
-    golden_round_trip(&dir, Set::Current, build_analyzers, analyzers_results);
+/// The analyzers' index, as `set`.
+fn analyzers_index(name: &str, set: Set) {
+    let dir = golden(name);
+    golden_round_trip(&dir, set, build_analyzers, analyzers_results);
     let r = quarry::check::check_index(&dir).unwrap();
     assert!(r.is_clean(), "{:?}", r.problems);
     let s = Searcher::open(&dir).unwrap();
@@ -358,6 +376,16 @@ fn golden_v3_analyzers_pin_each_analyzer() {
     ] {
         assert!(expected.contains(line), "{line}");
     }
+}
+
+#[test]
+fn golden_v3_analyzers_pin_each_analyzer() {
+    analyzers_index("v3-analyzers", Set::Frozen);
+}
+
+#[test]
+fn golden_v4_analyzers_pin_each_analyzer() {
+    analyzers_index("v4-analyzers", Set::Current);
 }
 
 // ---------------------------------------------------------------------------
@@ -457,7 +485,10 @@ fn golden_v2_mixed_reads_v1_and_v2_segments_side_by_side() {
     assert_eq!(matching(tmp.path()), before);
     let r = quarry::check::check_index(tmp.path()).unwrap();
     assert!(r.is_clean(), "{:?}", r.problems);
-    assert_eq!(r.structures.segment_versions, [0, 0, 1]);
+    // The merged segment is of the version this build writes.
+    let mut versions = vec![0; quarry::format::FORMAT_VERSION as usize];
+    versions[quarry::format::FORMAT_VERSION as usize - 1] = 1;
+    assert_eq!(r.structures.segment_versions, versions);
 }
 
 // ---------------------------------------------------------------------------
@@ -912,15 +943,115 @@ fn golden_v2_damaged_files_give_their_errors_naming_the_file() {
 
 #[test]
 fn golden_v3_damaged_files_give_their_errors_naming_the_file() {
-    let root = golden("v3-damaged");
+    // Two cases stamp version 4 on version-3 files, which was newer than
+    // any version when they were made. This build reads version 4: the
+    // manifest's layout is the same in both, and so is the segment's but
+    // for its positions, which none of the set's queries reads.
+    damaged_files_give_their_errors(
+        &golden("v3"),
+        &golden("v3-damaged"),
+        DAMAGES.len(),
+        |name| match name {
+            "unsupported-segment-version" | "unsupported-manifest-version" => Some(Outcome::Reads),
+            _ => None,
+        },
+    );
+}
+
+#[test]
+fn golden_v4_damaged_files_give_their_errors_naming_the_file() {
+    let root = golden("v4-damaged");
     if std::env::var_os("QUARRY_UPDATE_GOLDEN").is_some() {
         let _ = std::fs::remove_dir_all(&root);
         for (case, file, damage) in DAMAGES {
-            let mut b = std::fs::read(golden("v3").join(file)).unwrap();
+            let mut b = std::fs::read(golden("v4").join(file)).unwrap();
             damage(&mut b);
             std::fs::create_dir_all(root.join(case)).unwrap();
             std::fs::write(root.join(case).join(file), b).unwrap();
         }
     }
-    damaged_files_give_their_errors(&golden("v3"), &root, DAMAGES.len(), |_| None);
+    damaged_files_give_their_errors(&golden("v4"), &root, DAMAGES.len(), |_| None);
+}
+
+// ---------------------------------------------------------------------------
+// v4-positions: positions that fill packed runs.
+// ---------------------------------------------------------------------------
+
+/// 300 documents of 40 to 1,200 tokens over a few words: "a" is in most
+/// places (long runs of small gaps), "b" and "c" in bursts, and "z" once
+/// in a document at a position that grows with it (first positions past
+/// the rest's width, so exceptions), each document deterministic in its
+/// number.
+fn build_positions(dir: &Path) {
+    let mut schema = Schema::new();
+    let (id, body) = common::add_id_and_body(&mut schema, false);
+    let mut w = IndexWriter::create(dir, &schema, WriterConfig::default()).unwrap();
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    for n in 0..300u64 {
+        let len = 40 + (n * 37) % 1161;
+        let mut text = String::new();
+        for p in 0..len {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let word = match x % 10 {
+                _ if p == (n * n) % len => "z",
+                0..=5 => "a",
+                6 | 7 if (p / 50) % 3 == n % 3 => "b",
+                6 | 7 => "c",
+                8 => "b",
+                _ => "d",
+            };
+            text += word;
+            text += " ";
+        }
+        let mut d = Document::new();
+        d.add_i64(id, n as i64);
+        d.add_str(body, &text);
+        w.add_document(&d).unwrap();
+    }
+    w.commit().unwrap();
+}
+
+fn positions_results(dir: &Path) -> String {
+    let s = Searcher::open(dir).unwrap();
+    let body = s.schema().field("body").unwrap();
+    let mut out = String::new();
+    for (text, slop) in [
+        ("a b", 0),
+        ("b a c", 0),
+        ("a a a a", 0),
+        ("z a", 0),
+        ("a z b", 1),
+        ("c b", 2),
+        ("d z", 3),
+    ] {
+        let q = Query::Phrase {
+            field: body,
+            text: text.into(),
+            slop,
+        };
+        for total in [TotalMode::Exact, TotalMode::LowerBound] {
+            let req = SearchRequest::top(5).with_total(total);
+            out += &pinned_hits(&s, &format!("\"{text}\"~{slop} {total:?}"), &q, &req);
+        }
+    }
+    out
+}
+
+#[test]
+fn golden_v4_positions_pin_packed_runs_and_phrases() {
+    let dir = golden("v4-positions");
+    golden_round_trip(&dir, Set::Current, build_positions, positions_results);
+    let r = quarry::check::check_index(&dir).unwrap();
+    assert!(r.is_clean(), "{:?}", r.problems);
+    // Several posting blocks per common term, so several runs of gaps
+    // each; every phrase matches.
+    let s = Searcher::open(&dir).unwrap();
+    let seg = &s.snapshot().segments()[0].reader;
+    let body = s.schema().field("body").unwrap();
+    let a = seg.term(body, b"a").unwrap().unwrap();
+    assert!(seg.postings(&a).unwrap().num_blocks() >= 2);
+    let expected = std::fs::read_to_string(dir.join("expected.txt")).unwrap();
+    assert!(!expected.contains("total=0"), "{expected}");
 }

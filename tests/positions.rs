@@ -71,6 +71,7 @@ fn read_back(dir: &Path, mode: ReadMode) -> Model {
             let key = String::from_utf8(key.to_vec()).unwrap();
             let list = r.postings(&info).unwrap();
             let positions = r.positions(&info).unwrap().expect("body has positions");
+            let mut reader = quarry::format::positions::PositionsReader::default();
             // Blocks in reverse: no block's positions need an earlier one's.
             for b in (0..list.num_blocks()).rev() {
                 let n = list.decode_docs(b, &mut docs, &mut tfs).unwrap();
@@ -78,7 +79,9 @@ fn read_back(dir: &Path, mode: ReadMode) -> Model {
                     list.decode_tfs(b, &mut tfs).unwrap();
                 }
                 for i in (0..n).rev() {
-                    positions.read(b, i, &tfs[..n], &mut got).unwrap();
+                    positions
+                        .read(&mut reader, b, i, &tfs[..n], &mut got)
+                        .unwrap();
                     assert_eq!(got.len(), tfs[i] as usize);
                     if !seg.is_deleted(docs[i]) {
                         let doc = out.get_mut(&ids[docs[i] as usize]).unwrap();

@@ -37,7 +37,7 @@
 
 use crate::collect::{Sink, Window};
 use crate::error::{Error, Result};
-use crate::format::positions::Positions;
+use crate::format::positions::{Positions, PositionsReader};
 use crate::format::postings::BadPostings;
 use crate::query::bm25::TermWeight;
 use crate::query::daat::{self, NO_MORE, Scorer, TermScorer};
@@ -54,11 +54,6 @@ pub fn no_positions(seg: &LiveSegment, node: &PhraseNode) -> Error {
     ))
 }
 
-/// The (block, index in it, end offset in the positions data) of the
-/// posting whose positions were read last: the next read in that block
-/// resumes there.
-type ReadAt = (usize, usize, usize);
-
 /// One phrase's terms over a segment: their postings cursors (weighted
 /// with the phrase's weight, so their bounds are the phrase's), their
 /// positions, and the scratch space matching reuses.
@@ -73,9 +68,10 @@ struct PhraseTerms<'a> {
     slot_order: Vec<usize>,
     /// Per term, the positions read for the current candidate.
     bufs: Vec<Vec<u32>>,
-    /// Per term, where its positions were read last, and whether `bufs`
-    /// holds the current candidate's.
-    last: Vec<(Option<ReadAt>, bool)>,
+    /// Per term, its positions reader (which resumes where it read last),
+    /// and whether `bufs` holds the current candidate's.
+    readers: Vec<PositionsReader>,
+    fresh: Vec<bool>,
     /// Per slot, the index of its position in its term's buffer.
     at: Vec<usize>,
     /// The exact phrase's possible starts still standing.
@@ -114,7 +110,8 @@ impl<'a> PhraseTerms<'a> {
             order,
             slot_order,
             bufs: vec![Vec::new(); n],
-            last: vec![(None, false); n],
+            readers: vec![PositionsReader::default(); n],
+            fresh: vec![false; n],
             at: vec![0; node.slots.len()],
             starts: Vec::new(),
             err: None,
@@ -144,19 +141,15 @@ impl<'a> PhraseTerms<'a> {
     /// Reads term `i`'s positions in the candidate into its buffer
     /// (once per candidate); false after a decode error.
     fn read(&mut self, i: usize) -> bool {
-        let (last, fresh) = &mut self.last[i];
-        if *fresh {
+        if self.fresh[i] {
             return true;
         }
         let c = &mut self.cursors[i];
         let (b, index) = (c.block(), c.pos());
-        let after = match *last {
-            Some((lb, li, end)) if lb == b && li < index => Some((li, end)),
-            _ => None,
-        };
-        match self.positions[i].read_after(b, after, index, c.block_tfs(), &mut self.bufs[i]) {
-            Ok(end) => {
-                (*last, *fresh) = (Some((b, index, end)), true);
+        let r = &mut self.readers[i];
+        match self.positions[i].read(r, b, index, c.block_tfs(), &mut self.bufs[i]) {
+            Ok(()) => {
+                self.fresh[i] = true;
                 true
             }
             Err(e) => {
@@ -171,7 +164,7 @@ impl<'a> PhraseTerms<'a> {
     /// phrase reads its terms rarest first and stops when no start is
     /// left, so most candidates that fail read few terms' positions.
     fn freq(&mut self) -> u32 {
-        self.last.iter_mut().for_each(|l| l.1 = false);
+        self.fresh.fill(false);
         let slots = &self.node.slots;
         if self.node.slop > 0 {
             for i in 0..self.cursors.len() {
@@ -181,27 +174,76 @@ impl<'a> PhraseTerms<'a> {
             }
             return sloppy_freq(slots, &self.bufs, self.node.slop, &mut self.at);
         }
-        for k in 0..self.slot_order.len() {
+        let (off, t) = slots[self.slot_order[0]];
+        if !self.read(t) {
+            return 0;
+        }
+        let Some(&last) = self.bufs[t].last().filter(|&&l| l >= off) else {
+            return 0;
+        };
+        let words = (last - off) as usize / 64 + 1;
+        if words > START_WORDS {
+            // A long document: the starts are merged with each list.
+            first_starts(&mut self.starts, &self.bufs[t], off);
+            for k in 1..self.slot_order.len() {
+                let (off, t) = slots[self.slot_order[k]];
+                if !self.read(t) {
+                    return 0;
+                }
+                keep_starts(&mut self.starts, &self.bufs[t], off);
+                if self.starts.is_empty() {
+                    return 0;
+                }
+            }
+            return self.starts.len() as u32;
+        }
+        // The starts as bits, and-ed with each other slot's.
+        let mut starts = [0u64; START_WORDS];
+        start_bits(&mut starts, &self.bufs[t], off, words * 64);
+        for k in 1..self.slot_order.len() {
             let (off, t) = slots[self.slot_order[k]];
             if !self.read(t) {
                 return 0;
             }
-            if k == 0 {
-                first_starts(&mut self.starts, &self.bufs[t], off);
-            } else {
-                keep_starts(&mut self.starts, &self.bufs[t], off);
+            let mut allowed = [0u64; START_WORDS];
+            start_bits(&mut allowed, &self.bufs[t], off, words * 64);
+            let mut any = 0;
+            for (a, b) in starts[..words].iter_mut().zip(&allowed) {
+                *a &= b;
+                any |= *a;
             }
-            if self.starts.is_empty() {
+            if any == 0 {
                 return 0;
             }
         }
-        self.starts.len() as u32
+        starts[..words].iter().map(|w| w.count_ones()).sum()
     }
 
     fn error(&self) -> Option<BadPostings> {
         self.err
             .clone()
             .or_else(|| self.cursors.iter().find_map(|c| c.error()))
+    }
+}
+
+/// Most 64-bit words of an exact phrase's starts checked as bits: a
+/// phrase in a document of up to 1,024 tokens; a longer one's starts are
+/// merged with each list.
+const START_WORDS: usize = 16;
+
+/// Sets in `bits` the starts below `limit` (at most `64 * START_WORDS`)
+/// that the ascending positions `list` of a slot at offset `off` allow.
+#[inline]
+fn start_bits(bits: &mut [u64; START_WORDS], list: &[u32], off: u32, limit: usize) {
+    for &p in list {
+        let Some(s) = p.checked_sub(off) else {
+            continue;
+        };
+        let s = s as usize;
+        if s >= limit {
+            break;
+        }
+        bits[(s / 64) % START_WORDS] |= 1 << (s % 64);
     }
 }
 

@@ -633,23 +633,25 @@ impl SegmentReader {
     /// frequencies (`Postings::decode_docs` gives a tail's,
     /// `Postings::decode_tfs` a packed block's),
     /// [`Positions::read`](crate::format::positions::Positions::read)
-    /// reads that posting's positions without decoding other blocks':
+    /// reads that posting's positions without decoding other blocks' (a
+    /// [`PositionsReader`](crate::format::positions::PositionsReader)
+    /// per term keeps what it decoded for the next posting of the block):
     ///
     /// ```no_run
     /// # fn f(seg: &quarry::read::SegmentReader, field: quarry::FieldId) -> quarry::Result<()> {
-    /// use quarry::format::postings::BLOCK_LEN;
+    /// use quarry::format::{positions::PositionsReader, postings::BLOCK_LEN};
     /// let info = seg.term(field, b"fox")?.expect("a term of the segment");
     /// let list = seg.postings(&info)?;
     /// let positions = seg.positions(&info)?.expect("a field with positions");
     /// let (mut docs, mut tfs) = ([0u32; BLOCK_LEN], [0u32; BLOCK_LEN]);
-    /// let mut out = Vec::new();
+    /// let (mut out, mut reader) = (Vec::new(), PositionsReader::default());
     /// for b in 0..list.num_blocks() {
     ///     let n = list.decode_docs(b, &mut docs, &mut tfs).map_err(|e| seg.bad(e))?;
     ///     if list.is_packed(b) {
     ///         list.decode_tfs(b, &mut tfs).map_err(|e| seg.bad(e))?;
     ///     }
     ///     for i in 0..n {
-    ///         positions.read(b, i, &tfs[..n], &mut out).map_err(|e| seg.bad(e))?;
+    ///         positions.read(&mut reader, b, i, &tfs[..n], &mut out).map_err(|e| seg.bad(e))?;
     ///         // `out`: the ascending token positions of "fox" in docs[i].
     ///     }
     /// }
@@ -660,7 +662,7 @@ impl SegmentReader {
             return Ok(None);
         };
         let region = &self.map[self.positions.0 + a..self.positions.0 + e];
-        Positions::parse(region, info.df)
+        Positions::parse(region, info.df, self.version)
             .map(Some)
             .map_err(|e| self.bad(e))
     }
