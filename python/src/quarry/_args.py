@@ -20,9 +20,11 @@ U64_MAX = 2**64 - 1
 U32_MAX = 2**32 - 1
 
 StrPath = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
+#: Text arguments: ``str``, or ``bytes`` holding UTF-8 (checked by the library).
+Text = Union[str, bytes]
 
 
-def text(value: Union[str, bytes], what: str) -> bytes:
+def text(value: Text, what: str) -> bytes:
     """``value`` as UTF-8 bytes. ``bytes`` pass unchanged (the library
     checks them); a ``str`` holding an unpaired surrogate, which has no
     UTF-8 form, raises :class:`InvalidUtf8Error`."""

@@ -10,7 +10,18 @@ modules built on later exports can live beside an older library.
 from __future__ import annotations
 
 import ctypes
-from ctypes import POINTER, c_bool, c_char_p, c_double, c_float, c_int64, c_size_t, c_uint32, c_uint64, c_void_p
+from ctypes import (
+    POINTER,
+    c_bool,
+    c_char_p,
+    c_double,
+    c_float,
+    c_int64,
+    c_size_t,
+    c_uint32,
+    c_uint64,
+    c_void_p,
+)
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from . import _lib
@@ -109,7 +120,20 @@ PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
     "quarry_hits_stored_f64": (_status, [_handle, c_size_t, _str, c_size_t, POINTER(c_double)]),
     "quarry_hits_highlight": (
         _status,
-        [_handle, c_size_t, _handle, _str, c_size_t, _str, c_size_t, _str, c_size_t, c_size_t, _out_str, POINTER(c_size_t)],
+        [
+            _handle,
+            c_size_t,
+            _handle,
+            _str,
+            c_size_t,
+            _str,
+            c_size_t,
+            _str,
+            c_size_t,
+            c_size_t,
+            _out_str,
+            POINTER(c_size_t),
+        ],
     ),
     "quarry_hits_sort_value_count": (c_size_t, [_handle]),
     "quarry_hits_sort_value_type": (_status, [_handle, c_size_t, c_size_t, POINTER(c_uint32)]),
@@ -192,4 +216,5 @@ def borrowed_str(ptr: c_void_p, length: c_size_t) -> str:
     object that is alive) into a ``str``."""
     if not length.value:
         return ""
+    assert ptr.value is not None, "a non-empty string at NULL"
     return ctypes.string_at(ptr.value, length.value).decode("utf-8")

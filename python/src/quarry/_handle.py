@@ -101,7 +101,9 @@ class Handle:
     def __enter__(self: H) -> H:
         return self
 
-    def __exit__(self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException], tb: Any) -> None:
+    def __exit__(
+        self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException], tb: Any
+    ) -> None:
         self.close()
 
     def __del__(self) -> None:

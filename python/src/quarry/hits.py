@@ -7,7 +7,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union, 
 
 from . import _args, _ffi
 from ._handle import Handle
-from .errors import Error, NoValueError, Status
+from .errors import Error, Status
 from .query import Query
 
 __all__ = ["Hit", "Hits", "Value"]
@@ -37,7 +37,15 @@ class Hit:
 
     __slots__ = ("_hits", "index", "doc", "score", "score_bits", "sort_values")
 
-    def __init__(self, hits: "Hits", index: int, doc: int, score: float, score_bits: int, sort_values: Tuple[Value, ...]) -> None:
+    def __init__(
+        self,
+        hits: "Hits",
+        index: int,
+        doc: int,
+        score: float,
+        score_bits: int,
+        sort_values: Tuple[Value, ...],
+    ) -> None:
         self._hits = hits
         self.index = index
         self.doc = doc
@@ -63,7 +71,8 @@ class Hit:
                 :class:`KeyError`).
             SchemaError: no such field, or it is not stored.
         """
-        return self._hits._stored(self.index, field, _NOTHING)
+        value: Value = self._hits._stored(self.index, field, _NOTHING)
+        return value
 
     def highlight(
         self,
@@ -172,7 +181,9 @@ class Hits(Handle, Sequence[Hit]):
         assert schema_error is not None
         raise schema_error
 
-    def _highlight(self, index: int, field: str, query: Optional[Query], pre: str, post: str, max_len: int) -> str:
+    def _highlight(
+        self, index: int, field: str, query: Optional[Query], pre: str, post: str, max_len: int
+    ) -> str:
         q = self.query if query is None else query
         if not isinstance(q, Query):
             raise TypeError(f"query must be a quarry.Query, not {type(q).__name__}")
@@ -183,8 +194,18 @@ class Hits(Handle, Sequence[Hit]):
         with self._use() as p, q._use() as qp:
             _ffi.call(
                 "quarry_hits_highlight",
-                p, index, qp, name, len(name), pre_b, len(pre_b), post_b, len(post_b), limit,
-                byref(ptr), byref(length),
+                p,
+                index,
+                qp,
+                name,
+                len(name),
+                pre_b,
+                len(pre_b),
+                post_b,
+                len(post_b),
+                limit,
+                byref(ptr),
+                byref(length),
             )
             return _ffi.borrowed_str(ptr, length)
 
@@ -235,5 +256,6 @@ def _sort_value(p: int, index: int, rule: int) -> Value:
         f = c_double()
         _ffi.call("quarry_hits_sort_value_f64", p, index, rule, byref(f))
         return f.value
-    raise Error(f"sort rule {rule} has a value type this package does not know ({ty.value})", Status.UNSUPPORTED)
-
+    raise Error(
+        f"sort rule {rule} has a value type this package does not know ({ty.value})", Status.UNSUPPORTED
+    )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping, Optional, Type, Union
 
 from . import _args, _ffi
-from ._args import StrPath
+from ._args import StrPath, Text
 from ._handle import Handle
 from .schema import FieldType, Schema
 
@@ -32,24 +32,27 @@ class Doc(Handle):
 
     _FREE = "quarry_doc_free"
 
-    def __init__(self, values: Optional[Mapping[str, DocValue]] = None, schema: Optional[Schema] = None) -> None:
+    def __init__(
+        self, values: Optional[Mapping[str, DocValue]] = None, schema: Optional[Schema] = None
+    ) -> None:
         """An empty document, or one holding ``values`` (see :meth:`update`)."""
         super().__init__(_ffi.new_handle("quarry_doc_new"))
         if values is not None:
             self.update(values, schema)
 
-    def _add_str(self, fn: str, field: str, value: str) -> "Doc":
+    def _add_str(self, fn: str, field: str, value: Text) -> "Doc":
         name = _args.text(field, "field name")
         data = _args.text(value, f"value of field {field!r}")
         with self._use(alone=True) as ptr:
             _ffi.call(fn, ptr, name, len(name), data, len(data))
         return self
 
-    def add_text(self, field: str, value: str) -> "Doc":
-        """Adds a value of the text field ``field`` (analysed when indexed)."""
+    def add_text(self, field: str, value: Text) -> "Doc":
+        """Adds a value of the text field ``field`` (analysed when indexed;
+        ``bytes`` must be UTF-8)."""
         return self._add_str("quarry_doc_add_text", field, value)
 
-    def add_string(self, field: str, value: str) -> "Doc":
+    def add_string(self, field: str, value: Text) -> "Doc":
         """Adds the value of the string field ``field`` (kept exactly)."""
         return self._add_str("quarry_doc_add_string", field, value)
 
@@ -259,7 +262,9 @@ class Indexer(Handle):
             self._doc.close()
         super().close()
 
-    def __exit__(self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException], tb: Any) -> None:
+    def __exit__(
+        self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException], tb: Any
+    ) -> None:
         try:
             if exc_type is None and self._pending and not self.closed:
                 self.commit()
@@ -268,4 +273,3 @@ class Indexer(Handle):
 
     def __repr__(self) -> str:
         return f"<quarry.Indexer {self._path!r}{' closed' if self.closed else ''}>"
-

@@ -6,6 +6,7 @@ import enum
 from typing import TYPE_CHECKING, Iterable, Optional, Tuple, Union
 
 from . import _args, _ffi
+from ._args import Text
 from ._handle import Handle
 from .schema import FieldType
 
@@ -74,7 +75,7 @@ class Query(Handle):
         return q
 
     @classmethod
-    def term(cls, field: str, value: Union[str, int]) -> "Query":
+    def term(cls, field: str, value: Union[Text, int]) -> "Query":
         """Documents whose ``field`` holds exactly the term ``value``: for
         a text field one token as the analyzer makes it (not analysed
         here), for a string field the exact value, for an indexed i64
@@ -82,12 +83,14 @@ class Query(Handle):
         name = _args.text(field, "field name")
         if isinstance(value, (str, bytes)):
             data = _args.text(value, "term")
-            return cls._make(f"Query.term({field!r}, {value!r})", "quarry_query_term", name, len(name), data, len(data))
+            return cls._make(
+                f"Query.term({field!r}, {value!r})", "quarry_query_term", name, len(name), data, len(data)
+            )
         v = _args.i64(value, "term")
         return cls._make(f"Query.term({field!r}, {v!r})", "quarry_query_term_i64", name, len(name), v)
 
     @classmethod
-    def match(cls, field: str, text: str, op: Union[Operator, str] = Operator.OR) -> "Query":
+    def match(cls, field: str, text: Text, op: Union[Operator, str] = Operator.OR) -> "Query":
         """``text`` analysed like the text field ``field``, its distinct
         terms combined with ``op`` (``"and"`` or ``"or"``)."""
         name = _args.text(field, "field name")
@@ -95,11 +98,16 @@ class Query(Handle):
         o = _args.choice(op, Operator, "operator")
         return cls._make(
             f"Query.match({field!r}, {text!r}, {o.name.lower()!r})",
-            "quarry_query_match", name, len(name), data, len(data), int(o),
+            "quarry_query_match",
+            name,
+            len(name),
+            data,
+            len(data),
+            int(o),
         )
 
     @classmethod
-    def phrase(cls, field: str, text: str, slop: int = 0) -> "Query":
+    def phrase(cls, field: str, text: Text, slop: int = 0) -> "Query":
         """``text``'s tokens (analysed like ``field``) in order at
         consecutive positions, or at most ``slop`` moves out of place (two
         swapped tokens are 2). Searching it needs a text field with
@@ -109,18 +117,25 @@ class Query(Handle):
         s = _args.u32(slop, "slop")
         return cls._make(
             f"Query.phrase({field!r}, {text!r}, slop={s})",
-            "quarry_query_phrase", name, len(name), data, len(data), s,
+            "quarry_query_phrase",
+            name,
+            len(name),
+            data,
+            len(data),
+            s,
         )
 
     @classmethod
-    def prefix(cls, field: str, prefix: str) -> "Query":
+    def prefix(cls, field: str, prefix: Text) -> "Query":
         """Documents whose text or indexed string ``field`` holds a term
         starting with ``prefix`` (not analysed: lowercase it for a text
         field). Past the searcher's expansion limit the search raises
         :class:`~quarry.TooManyTermsError`."""
         name = _args.text(field, "field name")
         data = _args.text(prefix, "prefix")
-        return cls._make(f"Query.prefix({field!r}, {prefix!r})", "quarry_query_prefix", name, len(name), data, len(data))
+        return cls._make(
+            f"Query.prefix({field!r}, {prefix!r})", "quarry_query_prefix", name, len(name), data, len(data)
+        )
 
     @classmethod
     def range(
@@ -177,7 +192,9 @@ class Query(Handle):
         if ty is FieldType.STRING:
             slo = b"" if lower is None else _args.text(lower, "lower end")  # type: ignore[arg-type]
             shi = b"" if upper is None else _args.text(upper, "upper end")  # type: ignore[arg-type]
-            return cls._make(desc, "quarry_query_range_str", name, len(name), slo, len(slo), lk, shi, len(shi), uk)
+            return cls._make(
+                desc, "quarry_query_range_str", name, len(name), slo, len(slo), lk, shi, len(shi), uk
+            )
         raise TypeError(f"no range over {ty.name.lower()} fields (i64, f64 or string)")
 
     @classmethod
@@ -254,7 +271,13 @@ class Query(Handle):
         with searcher._use() as sp:
             return cls._make(
                 f"Query.parse({text!r}, {default_field!r}, {o.name.lower()!r})",
-                "quarry_query_parse", sp, data, len(data), field, 0 if field is None else len(field), int(o),
+                "quarry_query_parse",
+                sp,
+                data,
+                len(data),
+                field,
+                0 if field is None else len(field),
+                int(o),
             )
 
     def boost(self, factor: float) -> "Query":

@@ -176,7 +176,9 @@ class Schema(Handle):
         return {f.name: f.type for f in self.fields}
 
     def __repr__(self) -> str:
-        state = "closed" if self.closed else ", ".join(f"{f.name}: {f.type.name.lower()}" for f in self.fields)
+        state = (
+            "closed" if self.closed else ", ".join(f"{f.name}: {f.type.name.lower()}" for f in self.fields)
+        )
         return f"<quarry.Schema {state}>"
 
 

@@ -120,7 +120,9 @@ class Searcher(Handle):
             does not accept.
         """
         raw = _args.path(path)
-        super().__init__(_ffi.new_handle("quarry_searcher_open_with", raw, len(raw), 0 if mmap else _OPEN_NO_MMAP))
+        super().__init__(
+            _ffi.new_handle("quarry_searcher_open_with", raw, len(raw), 0 if mmap else _OPEN_NO_MMAP)
+        )
         self._path = raw
         try:
             if exec_mode is not None:
@@ -217,7 +219,9 @@ class Searcher(Handle):
         with self._use(alone=True) as p:
             _ffi.call("quarry_searcher_set_max_expansions", p, n)
 
-    def parse(self, text: str, default_field: Optional[str] = None, op: Union[Operator, str] = Operator.OR) -> Query:
+    def parse(
+        self, text: str, default_field: Optional[str] = None, op: Union[Operator, str] = Operator.OR
+    ) -> Query:
         """:meth:`Query.parse` against this searcher's schema."""
         return Query.parse(self, text, default_field, op)
 
