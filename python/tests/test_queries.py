@@ -171,6 +171,22 @@ class Booleans(CorpusCase):
                 f32 = struct.unpack("<f", struct.pack("<f", qs[hit.doc] + bs[hit.doc]))[0]
                 self.assertEqual(hit.score, f32)
 
+    def test_nesting_is_capped_as_the_parser_caps_it(self) -> None:
+        q = Query.term("body", "quick")
+        for _ in range(quarry.MAX_QUERY_DEPTH - 2):
+            q = Query.boolean(must=[q], should=[Query.term("body", "fox")])
+        deepest = q.boost(1.0)  # a boost is a level too
+        with self.assertRaises(quarry.InvalidArgumentError) as e:
+            Query.boolean(must=[deepest])
+        self.assertIn(str(quarry.MAX_QUERY_DEPTH), str(e.exception))
+        with self.assertRaises(quarry.InvalidArgumentError):
+            deepest.boost(2.0)
+        # the deepest allowed runs, on several threads too
+        with quarry.Searcher(self.index, threads=3) as s:
+            self.assert_matches(deepest, [1, 2, 7])
+            with s.search(deepest) as h:
+                self.assertEqual(sorted(x["id"] for x in h), [1, 2, 7])
+
     def test_bad_clauses(self) -> None:
         with self.assertRaises(TypeError):
             Query.boolean(must=["quick"])  # type: ignore[list-item]

@@ -48,7 +48,7 @@ from .errors import (
 )
 from .hits import Hit, Hits, Value
 from .indexer import Doc, DocValue, Indexer
-from .query import Occur, Operator, Query, RangeValue
+from .query import MAX_QUERY_DEPTH, Occur, Operator, Query, RangeValue
 from .schema import ANALYZERS, Field, FieldType, Schema
 from .searcher import (
     TOTAL_DEFAULT,
@@ -102,6 +102,7 @@ __all__ = [
     "Occur",
     "Query",
     "RangeValue",
+    "MAX_QUERY_DEPTH",
     "Order",
     "SortRule",
     "SortSpec",

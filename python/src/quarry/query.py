@@ -8,12 +8,13 @@ from typing import TYPE_CHECKING, Iterable, Optional, Tuple, Union
 from . import _args, _ffi
 from ._args import Text
 from ._handle import Handle
+from .errors import InvalidArgumentError
 from .schema import FieldType
 
 if TYPE_CHECKING:
     from .searcher import Searcher
 
-__all__ = ["Operator", "Occur", "Query", "RangeValue"]
+__all__ = ["Operator", "Occur", "Query", "RangeValue", "MAX_QUERY_DEPTH"]
 
 #: An end of a range: ``int`` (i64 fields), ``float`` (f64), ``str``
 #: (string fields), or ``None`` for an open end.
@@ -41,6 +42,13 @@ class Occur(enum.IntEnum):
     FILTER = 4
 
 
+#: How deep booleans and boosts may nest: the query parser's limit. The
+#: library plans and runs a query by recursion over its nesting, and a
+#: query built by hand thousands deep overflows a thread's stack (a
+#: crash, not an error), so the constructors refuse what the parser would.
+MAX_QUERY_DEPTH = 64
+
+
 class _Bound(enum.IntEnum):
     UNBOUNDED = 0
     INCLUSIVE = 1
@@ -63,15 +71,21 @@ class Query(Handle):
 
     _FREE = "quarry_query_free"
     _desc: str
+    _depth: int
 
     def __init__(self) -> None:
         raise TypeError("make queries with Query.term, Query.match, Query.boolean, ...")
 
     @classmethod
-    def _make(cls, desc: str, ctor: str, *args: object) -> "Query":
+    def _make(cls, desc: str, ctor: str, *args: object, depth: int = 1) -> "Query":
+        if depth > MAX_QUERY_DEPTH:
+            raise InvalidArgumentError(
+                f"queries nest at most {MAX_QUERY_DEPTH} booleans and boosts deep (this one {depth})"
+            )
         q = cls.__new__(cls)
         Handle.__init__(q, _ffi.new_handle(ctor, *args))
         q._desc = desc
+        q._depth = depth
         return q
 
     @classmethod
@@ -236,7 +250,7 @@ class Query(Handle):
             if not isinstance(q, Query):
                 raise TypeError(f"a boolean clause is a quarry.Query, not {type(q).__name__}")
         desc = "Query.boolean([" + ", ".join(f"({o.name.lower()!r}, {q!r})" for o, q in listed) + "])"
-        b = cls._make(desc, "quarry_query_boolean")
+        b = cls._make(desc, "quarry_query_boolean", depth=1 + max((q._depth for _, q in listed), default=0))
         try:
             with b._use(alone=True) as bp:
                 for occur, q in listed:
@@ -286,7 +300,9 @@ class Query(Handle):
         score below, as an f32)."""
         f = _args.f64(factor, "boost")
         with self._use() as qp:
-            return Query._make(f"{self._desc}.boost({f!r})", "quarry_query_boost", qp, f)
+            return Query._make(
+                f"{self._desc}.boost({f!r})", "quarry_query_boost", qp, f, depth=self._depth + 1
+            )
 
     def __repr__(self) -> str:
         return f"<closed {self._desc}>" if self.closed else self._desc
