@@ -63,6 +63,13 @@ fn show(o: &Output) -> String {
     )
 }
 
+/// Whether a step that depends on the machine, not on the package,
+/// succeeded; if not, the skip (or, under `QUARRY_REQUIRE_TOOLS=1`, the
+/// failure) says `why` with the step's output.
+fn environment_works(o: &Output, why: &str) -> bool {
+    o.status.success() || skip_or_fail(&format!("{why} ({})", show(o).trim()), WHAT)
+}
+
 /// Copies the package's sources (not what earlier builds left in them).
 fn copy_sources(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
@@ -90,14 +97,7 @@ fn python_package_installed_by_pip_passes_its_tests() {
     let scratch = tempfile::tempdir().unwrap();
     let venv = scratch.path().join("venv");
     let o = output(command("python3").args(["-m", "venv"]).arg(&venv));
-    if !o.status.success() {
-        skip_or_fail(
-            &format!(
-                "python3 -m venv cannot make an environment ({})",
-                show(&o).trim()
-            ),
-            WHAT,
-        );
+    if !environment_works(&o, "python3 -m venv cannot make an environment") {
         return;
     }
     let python: PathBuf = venv.join("bin/python");
@@ -118,14 +118,7 @@ fn python_package_installed_by_pip_passes_its_tests() {
             .arg(&probe)
             .arg("setuptools>=70.1"),
     );
-    if !o.status.success() {
-        skip_or_fail(
-            &format!(
-                "pip cannot fetch setuptools from the package index ({})",
-                show(&o).trim()
-            ),
-            WHAT,
-        );
+    if !environment_works(&o, "pip cannot fetch setuptools from the package index") {
         return;
     }
 

@@ -17,7 +17,7 @@ import shutil
 import tempfile
 import unittest
 from pathlib import Path
-from typing import Dict, Iterable, List, Optional
+from typing import Any, Dict, Iterable, List, Optional
 
 import quarry
 
@@ -108,6 +108,33 @@ class TempDirCase(unittest.TestCase):
 
     def path(self, name: str) -> str:
         return os.path.join(self.dir, name)
+
+
+class SharedIndexCase(unittest.TestCase):
+    """A test case whose tests share one index, made once by :meth:`build`
+    in a temporary directory (``cls.index``), with a searcher on it
+    (``cls.s``) opened with ``searcher_options``."""
+
+    index: str
+    s: quarry.Searcher
+    searcher_options: Dict[str, Any] = {}
+    _tmp: "tempfile.TemporaryDirectory[str]"
+
+    @classmethod
+    def build(cls, path: str) -> None:
+        raise NotImplementedError
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls._tmp = tempfile.TemporaryDirectory(prefix="quarry-py-")
+        cls.index = os.path.join(cls._tmp.name, "index")
+        cls.build(cls.index)
+        cls.s = quarry.Searcher(cls.index, **cls.searcher_options)
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        cls.s.close()
+        cls._tmp.cleanup()
 
 
 class CorpusCase(TempDirCase):

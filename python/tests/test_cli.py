@@ -13,14 +13,13 @@ import json
 import os
 import struct
 import subprocess
-import tempfile
 import unittest
 from typing import Any, Dict, Optional, Tuple
 
 import quarry
 from quarry import Query
 
-from helpers import ROOT, cli
+from helpers import ROOT, SharedIndexCase, cli
 
 DOCS = 2000
 
@@ -36,17 +35,11 @@ def comparable(values: Any) -> Tuple[Any, ...]:
 
 
 @unittest.skipUnless(cli(), "no quarry binary: set QUARRY_CLI or cargo build --release")
-class SameAsTheCommand(unittest.TestCase):
-    tmp: tempfile.TemporaryDirectory  # type: ignore[type-arg]
-    index: str
-    searcher: quarry.Searcher
-
+class SameAsTheCommand(SharedIndexCase):
     @classmethod
-    def setUpClass(cls) -> None:
-        cls.tmp = tempfile.TemporaryDirectory(prefix="quarry-py-cli-")
-        cls.index = os.path.join(cls.tmp.name, "sample")
+    def build(cls, path: str) -> None:
         schema = quarry.Schema.from_json((ROOT / "data" / "schema.json").read_text())
-        with schema, quarry.Indexer(cls.index, schema) as ix, open(
+        with schema, quarry.Indexer(path, schema) as ix, open(
             ROOT / "data" / "sample.jsonl", encoding="utf-8"
         ) as f:
             for n, line in enumerate(f):
@@ -56,12 +49,6 @@ class SameAsTheCommand(unittest.TestCase):
                 if n in (700, 1400):
                     ix.commit()
             ix.delete("id", 5)
-        cls.searcher = quarry.Searcher(cls.index)
-
-    @classmethod
-    def tearDownClass(cls) -> None:
-        cls.searcher.close()
-        cls.tmp.cleanup()
 
     def command(self, text: str, *args: str) -> Dict[str, Any]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("QUARRY_") or k == "QUARRY_CLI"}
@@ -88,7 +75,7 @@ class SameAsTheCommand(unittest.TestCase):
         """Runs ``query`` here and ``text`` with ``args`` in the command,
         asserts the same page and total, and returns the command's answer."""
         want = self.command(text, "--k", str(limit), "--offset", str(offset), *args)
-        with self.searcher.search(query, limit=limit, offset=offset, sort=sort, total=total) as hits:
+        with self.s.search(query, limit=limit, offset=offset, sort=sort, total=total) as hits:
             got = [(h.doc, h.score_bits) for h in hits]
             self.assertEqual(got, [(h["doc"], int(h["score_bits"], 16)) for h in want["hits"]], text)
             if sort:
@@ -113,9 +100,9 @@ class SameAsTheCommand(unittest.TestCase):
 
     def test_parsed_queries(self) -> None:
         text = 'happiness +"young man" -title:emma'
-        self.assert_same(self.searcher.parse(text, "body"), text, "--parse")
+        self.assert_same(self.s.parse(text, "body"), text, "--parse")
         text = "sister year:[1811 TO 1813] OR mother^2"
-        self.assert_same(self.searcher.parse(text, "body", "and"), text, "--parse", "--op", "and")
+        self.assert_same(self.s.parse(text, "body", "and"), text, "--parse", "--op", "and")
 
     def test_sorted_and_paged(self) -> None:
         q = Query.match("body", "letter sister")

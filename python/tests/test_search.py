@@ -3,14 +3,22 @@ fields, highlighting, search threads, execution paths, reopening."""
 
 from __future__ import annotations
 
-import os
-import tempfile
 import unittest
 
 import quarry
 from quarry import Query, SortRule, SortSpec
 
-from helpers import BIG_DOCS, CORPUS, CorpusCase, TempDirCase, build_big, build_corpus, ids, signature
+from helpers import (
+    BIG_DOCS,
+    CORPUS,
+    CorpusCase,
+    SharedIndexCase,
+    TempDirCase,
+    build_big,
+    build_corpus,
+    ids,
+    signature,
+)
 
 
 class Sorting(CorpusCase):
@@ -132,22 +140,12 @@ class Paging(CorpusCase):
             self.s.search(Query.all(), limit=2.5)  # type: ignore[arg-type]
 
 
-class Totals(unittest.TestCase):
-    tmp: tempfile.TemporaryDirectory  # type: ignore[type-arg]
-    index: str
-    s: quarry.Searcher
+class Totals(SharedIndexCase):
+    searcher_options = {"exec_mode": "auto"}
 
     @classmethod
-    def setUpClass(cls) -> None:
-        cls.tmp = tempfile.TemporaryDirectory(prefix="quarry-py-big-")
-        cls.index = os.path.join(cls.tmp.name, "big")
-        build_big(cls.index)
-        cls.s = quarry.Searcher(cls.index, exec_mode="auto")
-
-    @classmethod
-    def tearDownClass(cls) -> None:
-        cls.s.close()
-        cls.tmp.cleanup()
+    def build(cls, path: str) -> None:
+        build_big(path)
 
     def test_counting_modes(self) -> None:
         cases = [

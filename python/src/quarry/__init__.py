@@ -24,103 +24,26 @@ install, else the system loader (see :func:`library_path`).
 
 from __future__ import annotations
 
-from . import _ffi, _lib
+from . import _ffi, _lib, errors, hits, indexer, query, schema, searcher, sort
 from ._lib import LibraryNotFoundError
-from .errors import (
-    ClosedError,
-    CorruptError,
-    Error,
-    IndexExistsError,
-    InternalError,
-    InvalidArgumentError,
-    InvalidUtf8Error,
-    IoError,
-    LockedError,
-    NoIndexError,
-    NoValueError,
-    NullArgumentError,
-    QuerySyntaxError,
-    SchemaError,
-    Status,
-    TooManyTermsError,
-    UnsupportedError,
-    UnsupportedVersionError,
-)
-from .hits import Hit, Hits, Value
-from .indexer import Doc, DocValue, Indexer
-from .query import MAX_QUERY_DEPTH, Occur, Operator, Query, RangeValue
-from .schema import ANALYZERS, Field, FieldType, Schema
-from .searcher import (
-    TOTAL_DEFAULT,
-    TOTAL_EXACT,
-    TOTAL_LOWER_BOUND,
-    ExecMode,
-    FastPath,
-    Searcher,
-    Switch,
-    Total,
-    check_index,
-)
-from .sort import Order, SortLike, SortRule, SortSpec
+from .errors import *  # noqa: F403
+from .hits import *  # noqa: F403
+from .indexer import *  # noqa: F403
+from .query import *  # noqa: F403
+from .schema import *  # noqa: F403
+from .searcher import *  # noqa: F403
+from .sort import *  # noqa: F403
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "__version__",
-    "library_path",
-    "library_version",
-    "LibraryNotFoundError",
-    # errors
-    "Status",
-    "Error",
-    "NullArgumentError",
-    "ClosedError",
-    "InvalidArgumentError",
-    "InvalidUtf8Error",
-    "SchemaError",
-    "IoError",
-    "CorruptError",
-    "UnsupportedVersionError",
-    "LockedError",
-    "NoIndexError",
-    "IndexExistsError",
-    "UnsupportedError",
-    "InternalError",
-    "NoValueError",
-    "QuerySyntaxError",
-    "TooManyTermsError",
-    # schema, writing
-    "FieldType",
-    "Field",
-    "Schema",
-    "ANALYZERS",
-    "Doc",
-    "DocValue",
-    "Indexer",
-    # queries, sorting
-    "Operator",
-    "Occur",
-    "Query",
-    "RangeValue",
-    "MAX_QUERY_DEPTH",
-    "Order",
-    "SortRule",
-    "SortSpec",
-    "SortLike",
-    # searching
-    "ExecMode",
-    "FastPath",
-    "Switch",
-    "Searcher",
-    "Total",
-    "TOTAL_EXACT",
-    "TOTAL_LOWER_BOUND",
-    "TOTAL_DEFAULT",
-    "Hit",
-    "Hits",
-    "Value",
-    "check_index",
-]
+__all__ = ["__version__", "library_path", "library_version", "LibraryNotFoundError"]
+__all__ += errors.__all__
+__all__ += schema.__all__
+__all__ += indexer.__all__
+__all__ += query.__all__
+__all__ += sort.__all__
+__all__ += searcher.__all__
+__all__ += hits.__all__
 
 
 def library_path() -> str:

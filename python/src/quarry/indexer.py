@@ -40,37 +40,31 @@ class Doc(Handle):
         if values is not None:
             self.update(values, schema)
 
-    def _add_str(self, fn: str, field: str, value: Text) -> "Doc":
+    def _add(self, fn: str, field: str, *value: object) -> "Doc":
+        """``fn(doc, field, len, *value)``: one of the ``quarry_doc_add_*``."""
         name = _args.text(field, "field name")
-        data = _args.text(value, f"value of field {field!r}")
         with self._use(alone=True) as ptr:
-            _ffi.call(fn, ptr, name, len(name), data, len(data))
+            _ffi.call(fn, ptr, name, len(name), *value)
         return self
 
     def add_text(self, field: str, value: Text) -> "Doc":
         """Adds a value of the text field ``field`` (analysed when indexed;
         ``bytes`` must be UTF-8)."""
-        return self._add_str("quarry_doc_add_text", field, value)
+        data = _args.text(value, f"value of field {field!r}")
+        return self._add("quarry_doc_add_text", field, data, len(data))
 
     def add_string(self, field: str, value: Text) -> "Doc":
         """Adds the value of the string field ``field`` (kept exactly)."""
-        return self._add_str("quarry_doc_add_string", field, value)
+        data = _args.text(value, f"value of field {field!r}")
+        return self._add("quarry_doc_add_string", field, data, len(data))
 
     def add_i64(self, field: str, value: int) -> "Doc":
         """Adds the value of the i64 field ``field``."""
-        name = _args.text(field, "field name")
-        v = _args.i64(value, f"value of field {field!r}")
-        with self._use(alone=True) as ptr:
-            _ffi.call("quarry_doc_add_i64", ptr, name, len(name), v)
-        return self
+        return self._add("quarry_doc_add_i64", field, _args.i64(value, f"value of field {field!r}"))
 
     def add_f64(self, field: str, value: float) -> "Doc":
         """Adds the value of the f64 field ``field``."""
-        name = _args.text(field, "field name")
-        v = _args.f64(value, f"value of field {field!r}")
-        with self._use(alone=True) as ptr:
-            _ffi.call("quarry_doc_add_f64", ptr, name, len(name), v)
-        return self
+        return self._add("quarry_doc_add_f64", field, _args.f64(value, f"value of field {field!r}"))
 
     def update(self, values: Mapping[str, DocValue], schema: Optional[Schema] = None) -> "Doc":
         """Adds every value of ``values``, each by the adder of its field's
