@@ -39,12 +39,9 @@ class SameAsTheCommand(SharedIndexCase):
     @classmethod
     def build(cls, path: str) -> None:
         schema = quarry.Schema.from_json((ROOT / "data" / "schema.json").read_text())
-        with schema, quarry.Indexer(path, schema) as ix, open(
-            ROOT / "data" / "sample.jsonl", encoding="utf-8"
-        ) as f:
-            for n, line in enumerate(f):
-                if n == DOCS:
-                    break
+        lines = (ROOT / "data" / "sample.jsonl").read_text(encoding="utf-8").splitlines()[:DOCS]
+        with schema, quarry.Indexer(path, schema) as ix:
+            for n, line in enumerate(lines):
                 ix.add(json.loads(line))
                 if n in (700, 1400):
                     ix.commit()

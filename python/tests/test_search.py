@@ -69,9 +69,8 @@ class Sorting(CorpusCase):
         q = Query.match("body", "quick fox")
         with self.s.search(q, sort="year") as untracked:
             self.assertEqual({h.score for h in untracked}, {0.0})
-        with self.s.search(q) as ranked, self.s.search(
-            q, sort=SortSpec("year", track_scores=True)
-        ) as tracked:
+        spec = SortSpec("year", track_scores=True)
+        with self.s.search(q) as ranked, self.s.search(q, sort=spec) as tracked:
             bits = {h.doc: h.score_bits for h in ranked}
             self.assertEqual({h.doc: h.score_bits for h in tracked}, bits)
             self.assertEqual([h.sort_values[0] for h in tracked], [1981, 1999, 2001, None])
@@ -229,9 +228,8 @@ class StoredFields(CorpusCase):
         text = "caf\u00e9 na\u00efve \u65e5\u672c\u8a9e \U0001f600 end"
         with quarry.Indexer(self.index) as ix:
             ix.add(quarry.Doc().add_i64("id", 9).add_text("body", text).add_string("cat", "\u00e9t\u00e9"))
-        with quarry.Searcher(self.index) as s, s.search(
-            Query.match("body", "CAF\u00c9 \u65e5\u672c\u8a9e", "and")
-        ) as hits:
+        q = Query.match("body", "CAF\u00c9 \u65e5\u672c\u8a9e", "and")
+        with quarry.Searcher(self.index) as s, s.search(q) as hits:
             self.assertEqual(ids(hits), [9])
             self.assertEqual(hits[0].stored("body"), text)
             self.assertEqual(hits[0].stored("cat"), "\u00e9t\u00e9")

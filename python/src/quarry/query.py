@@ -49,6 +49,9 @@ class Occur(enum.IntEnum):
 MAX_QUERY_DEPTH = 64
 
 
+_F32_MAX = 3.4028234663852886e38
+
+
 class _Bound(enum.IntEnum):
     UNBOUNDED = 0
     INCLUSIVE = 1
@@ -299,6 +302,9 @@ class Query(Handle):
         (finite, at least 0; applied to each term weight and constant
         score below, as an f32)."""
         f = _args.f64(factor, "boost")
+        if abs(f) > _F32_MAX and f != float("inf"):
+            # ctypes would round it to infinity, which the library names instead
+            raise InvalidArgumentError(f"a boost must be an f32; {f!r} is beyond the largest")
         with self._use() as qp:
             return Query._make(
                 f"{self._desc}.boost({f!r})", "quarry_query_boost", qp, f, depth=self._depth + 1
