@@ -19,7 +19,7 @@ from typing import Any, Dict, Optional, Tuple
 import quarry
 from quarry import Query
 
-from helpers import ROOT, SharedIndexCase, cli
+from common import ROOT, SharedIndexCase, cli
 
 DOCS = 2000
 

@@ -12,7 +12,7 @@ import quarry
 from quarry import Query, Status, _ffi
 from quarry.errors import error_for
 
-from helpers import CorpusCase, TempDirCase, build_corpus, corpus_schema
+from common import CorpusCase, TempDirCase, build_corpus, corpus_schema
 
 
 class StatusMapping(unittest.TestCase):

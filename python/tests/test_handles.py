@@ -14,7 +14,7 @@ from typing import Any, Callable, Dict, List
 import quarry
 from quarry import Query, _ffi
 
-from helpers import CorpusCase, corpus_schema
+from common import CorpusCase, corpus_schema
 
 FREES = [f"quarry_{t}_free" for t in ("schema", "indexer", "doc", "query", "sort", "searcher", "hits")]
 

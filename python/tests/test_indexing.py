@@ -10,7 +10,7 @@ import unittest
 import quarry
 from quarry import Query
 
-from helpers import ROOT, TempDirCase, build_corpus, corpus_schema, ids
+from common import ROOT, TempDirCase, build_corpus, corpus_schema, ids
 
 
 def count(index: str, query: Query) -> int:

@@ -16,7 +16,7 @@ from typing import Any, Dict, List, Tuple
 import quarry
 from quarry import _ffi, _lib
 
-from helpers import ROOT
+from common import ROOT
 
 HEADER = ROOT / "include" / "quarry.h"
 

@@ -1,4 +1,4 @@
-"""Every query constructor against the hand-checked corpus (helpers.CORPUS),
+"""Every query constructor against the hand-checked corpus (common.CORPUS),
 each on every execution path with the same hits."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import unittest
 import quarry
 from quarry import Query
 
-from helpers import CorpusCase, signature
+from common import CorpusCase, signature
 
 
 class TermAndMatch(CorpusCase):

@@ -8,7 +8,7 @@ import unittest
 import quarry
 from quarry import Query, SortRule, SortSpec
 
-from helpers import (
+from common import (
     BIG_DOCS,
     CORPUS,
     CorpusCase,
