@@ -3,11 +3,12 @@
 # python3: pkg-config (the install test), valgrind (the C tests under
 # valgrind), g++ and clang (the header compiled as C++ and with clang), make
 # (the C examples), binutils (nm, readelf), abigail-tools (abidw/abidiff, the
-# ABI check) and Python's cffi (the cffi ABI-mode test). Debian/Ubuntu only;
-# needs root (or sudo) for apt-get. Tools already present are left alone, so
-# running it again does nothing. Without apt-get or root it says what is
-# missing; the tests that need it then skip with a printed note, or fail
-# under QUARRY_REQUIRE_TOOLS=1 (which .ci/run sets).
+# ABI check), python3-venv (the Python package's tests install it into a
+# fresh virtual environment) and Python's cffi (the cffi ABI-mode test).
+# Debian/Ubuntu only; needs root (or sudo) for apt-get. Tools already present
+# are left alone, so running it again does nothing. Without apt-get or root
+# it says what is missing; the tests that need it then skip with a printed
+# note, or fail under QUARRY_REQUIRE_TOOLS=1 (which .ci/run sets).
 set -euo pipefail
 
 need=()
@@ -18,6 +19,10 @@ command -v clang >/dev/null 2>&1 || need+=(clang)
 command -v make >/dev/null 2>&1 || need+=(make)
 command -v nm >/dev/null 2>&1 || need+=(binutils)
 { command -v abidw && command -v abidiff; } >/dev/null 2>&1 || need+=(abigail-tools)
+# Debian ships venv's ensurepip apart from python3.
+if command -v python3 >/dev/null 2>&1 && ! python3 -c "import ensurepip, venv" >/dev/null 2>&1; then
+    need+=(python3-venv)
+fi
 
 if [ ${#need[@]} -gt 0 ]; then
     sudo=""

@@ -1,0 +1,261 @@
+"""Search results: :class:`Hits` (``quarry_hits``) and each :class:`Hit`."""
+
+from __future__ import annotations
+
+from ctypes import byref, c_double, c_float, c_int64, c_size_t, c_uint32, c_uint64, c_void_p
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union, overload
+
+from . import _args, _ffi
+from ._handle import Handle
+from .errors import Error, Status
+from .query import Query
+
+__all__ = ["Hit", "Hits", "Value"]
+
+#: A stored or sort value: ``str`` (text and string fields), ``int`` (i64
+#: fields, document numbers), ``float`` (f64 fields, scores), or ``None``.
+Value = Union[str, int, float, None]
+
+_VALUE_NONE, _VALUE_STR, _VALUE_I64, _VALUE_F64 = 0, 1, 2, 3
+_NOTHING: Any = object()
+
+
+class Hit:
+    """One hit of a page: its document number, score and sort values, and
+    access to its stored fields and excerpts (through its :class:`Hits`,
+    which must be open for those).
+
+    Attributes:
+        index: the hit's position in the page (0-based).
+        doc: the document number, valid for the searcher's snapshot only.
+        score: the BM25 score, the library's f32 as a Python float (exact).
+        score_bits: the f32's IEEE 754 bits, as an int.
+        sort_values: one value per rule of the search's sort spec
+            (``None`` where the document has no value; empty without a
+            spec).
+    """
+
+    __slots__ = ("_hits", "index", "doc", "score", "score_bits", "sort_values")
+
+    def __init__(
+        self,
+        hits: "Hits",
+        index: int,
+        doc: int,
+        score: float,
+        score_bits: int,
+        sort_values: Tuple[Value, ...],
+    ) -> None:
+        self._hits = hits
+        self.index = index
+        self.doc = doc
+        self.score = score
+        self.score_bits = score_bits
+        self.sort_values = sort_values
+
+    def stored(self, field: str, default: Any = None) -> Any:
+        """The stored value of ``field`` (``str``, ``int`` or ``float`` by
+        the field's type; the first value of a text field given several),
+        or ``default`` when this document has none.
+
+        Raises:
+            SchemaError: no such field, or it is not stored.
+        """
+        return self._hits._stored(self.index, field, default)
+
+    def __getitem__(self, field: str) -> Value:
+        """The stored value of ``field``.
+
+        Raises:
+            NoValueError: this document has no value for it (a
+                :class:`KeyError`).
+            SchemaError: no such field, or it is not stored.
+        """
+        value: Value = self._hits._stored(self.index, field, _NOTHING)
+        return value
+
+    def highlight(
+        self,
+        field: str,
+        query: Optional[Query] = None,
+        *,
+        pre: str = "<b>",
+        post: str = "</b>",
+        max_len: int = 200,
+    ) -> str:
+        """An excerpt of the stored text ``field`` around the region that
+        best matches ``query`` (default: the query searched), each matched
+        token between ``pre`` and ``post``: at most ``max_len`` bytes of
+        the stored text (markers and ellipses not counted), cut at
+        sentence or word boundaries, "…" where it is cut. A document the
+        query does not match gets the field's start. Not escaped.
+
+        Raises:
+            NoValueError: the document has no value for ``field``.
+            SchemaError: ``field`` is not a stored text field.
+            InvalidArgumentError: ``max_len`` is 0.
+        """
+        return self._hits._highlight(self.index, field, query, pre, post, max_len)
+
+    def __repr__(self) -> str:
+        extra = f", sort_values={self.sort_values!r}" if self.sort_values else ""
+        return f"Hit(doc={self.doc}, score={self.score!r}{extra})"
+
+
+class Hits(Handle, Sequence[Hit]):
+    """One page of hits in order, with the total number of matches.
+
+    A sequence: ``len(hits)``, ``hits[0]``, ``for hit in hits``. The
+    document numbers, scores and sort values are read when the search
+    returns; stored values and excerpts are read on demand, so those need
+    the object open (close it, or use ``with``, to free it early). It keeps
+    the searcher's snapshot alive, so it may outlive its searcher.
+    Thread safety: its methods may run on several threads at once.
+
+    Attributes:
+        total: how many documents matched in all (exact when
+            ``total_is_exact``, else a lower bound).
+        total_is_exact: whether ``total`` is exact.
+        query: the query searched (the default of :meth:`Hit.highlight`).
+        offset: the page's offset in the whole result.
+    """
+
+    _FREE = "quarry_hits_free"
+
+    def __init__(self, ptr: int, query: Query, offset: int) -> None:
+        super().__init__(ptr)
+        self.query = query
+        self.offset = offset
+        self._kinds: Dict[str, str] = {}
+        with self._use() as p:
+            self.total: int = _ffi.fn("quarry_hits_total")(p)
+            self.total_is_exact: bool = _ffi.fn("quarry_hits_total_is_exact")(p)
+            n = _ffi.fn("quarry_hits_len")(p)
+            rules = _ffi.fn("quarry_hits_sort_value_count")(p)
+            self._hits: List[Hit] = [self._read_hit(p, i, rules) for i in range(n)]
+
+    def _read_hit(self, p: int, i: int, rules: int) -> Hit:
+        doc, score = c_uint64(), c_float()
+        _ffi.call("quarry_hits_doc", p, i, byref(doc))
+        _ffi.call("quarry_hits_score", p, i, byref(score))
+        bits = c_uint32.from_buffer(score).value
+        values = tuple(_sort_value(p, i, r) for r in range(rules))
+        return Hit(self, i, doc.value, score.value, bits, values)
+
+    def __len__(self) -> int:
+        return len(self._hits)
+
+    @overload
+    def __getitem__(self, i: int) -> Hit: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> List[Hit]: ...
+
+    def __getitem__(self, i: Union[int, slice]) -> Union[Hit, List[Hit]]:
+        return self._hits[i]
+
+    def __iter__(self) -> Iterator[Hit]:
+        return iter(self._hits)
+
+    def _stored(self, index: int, field: str, default: Any) -> Any:
+        name = _args.text(field, "field name")
+        known = self._kinds.get(field)
+        schema_error: Optional[Error] = None
+        with self._use() as p:
+            # The getters check the field's type before the document, so
+            # the one that fits answers and the others are SCHEMA errors.
+            for kind in (known,) if known else ("str", "i64", "f64"):
+                status, value = _STORED[kind](p, index, name)
+                if status == Status.OK:
+                    self._kinds[field] = kind
+                    return value
+                error = _ffi.failure(status)
+                if status == Status.NO_VALUE:
+                    self._kinds[field] = kind
+                    if default is _NOTHING:
+                        raise error
+                    return default
+                if status != Status.SCHEMA:
+                    raise error
+                schema_error = schema_error or error
+        assert schema_error is not None
+        raise schema_error
+
+    def _highlight(
+        self, index: int, field: str, query: Optional[Query], pre: str, post: str, max_len: int
+    ) -> str:
+        q = self.query if query is None else query
+        if not isinstance(q, Query):
+            raise TypeError(f"query must be a quarry.Query, not {type(q).__name__}")
+        name = _args.text(field, "field name")
+        pre_b, post_b = _args.text(pre, "pre marker"), _args.text(post, "post marker")
+        limit = _args.size(max_len, "max_len")
+        ptr, length = c_void_p(), c_size_t()
+        with self._use() as p, q._use() as qp:
+            _ffi.call(
+                "quarry_hits_highlight",
+                p,
+                index,
+                qp,
+                name,
+                len(name),
+                pre_b,
+                len(pre_b),
+                post_b,
+                len(post_b),
+                limit,
+                byref(ptr),
+                byref(length),
+            )
+            return _ffi.borrowed_str(ptr, length)
+
+    def __repr__(self) -> str:
+        if self.closed:
+            return "<quarry.Hits closed>"
+        plus = "" if self.total_is_exact else "+"
+        return f"<quarry.Hits {len(self)} of {self.total}{plus}>"
+
+
+def _stored_str(p: int, index: int, name: bytes) -> Tuple[int, Value]:
+    ptr, length = c_void_p(), c_size_t()
+    status = _ffi.fn("quarry_hits_stored_str")(p, index, name, len(name), byref(ptr), byref(length))
+    return status, (_ffi.borrowed_str(ptr, length) if status == 0 else None)
+
+
+def _stored_number(fn: str, ctype: Any) -> Any:
+    def get(p: int, index: int, name: bytes) -> Tuple[int, Value]:
+        out = ctype()
+        status = _ffi.fn(fn)(p, index, name, len(name), byref(out))
+        return status, out.value
+
+    return get
+
+
+_STORED = {
+    "str": _stored_str,
+    "i64": _stored_number("quarry_hits_stored_i64", c_int64),
+    "f64": _stored_number("quarry_hits_stored_f64", c_double),
+}
+
+
+def _sort_value(p: int, index: int, rule: int) -> Value:
+    """Hit ``index``'s value for sort rule ``rule``, by the rule's type."""
+    ty = c_uint32()
+    _ffi.call("quarry_hits_sort_value_type", p, index, rule, byref(ty))
+    if ty.value == _VALUE_NONE:
+        return None
+    if ty.value == _VALUE_STR:
+        ptr, length = c_void_p(), c_size_t()
+        _ffi.call("quarry_hits_sort_value_str", p, index, rule, byref(ptr), byref(length))
+        return _ffi.borrowed_str(ptr, length)
+    if ty.value == _VALUE_I64:
+        i = c_int64()
+        _ffi.call("quarry_hits_sort_value_i64", p, index, rule, byref(i))
+        return i.value
+    if ty.value == _VALUE_F64:
+        f = c_double()
+        _ffi.call("quarry_hits_sort_value_f64", p, index, rule, byref(f))
+        return f.value
+    raise Error(
+        f"sort rule {rule} has a value type this package does not know ({ty.value})", Status.UNSUPPORTED
+    )
