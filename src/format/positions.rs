@@ -48,6 +48,7 @@ use bitpacking::{BitPacker, BitPacker4x};
 
 use super::get_varint;
 use super::postings::{BLOCK_LEN, BadPostings};
+use crate::kernels;
 
 /// The first format version whose positions are packed runs.
 pub const PACKED_VERSION: u32 = 4;
@@ -165,9 +166,9 @@ fn put_run(packer: &BitPacker4x, values: &[u32], out: &mut Vec<u8>) {
 /// A packed run's head, parsed: its width, exceptions and extent, the
 /// extent checked to lie in the data. The exceptions are checked only by
 /// [`Run::check`] (what [`Positions::decode_all`], and so the index check
-/// and merges, run): a read applies them truncated to u32, so a damaged
-/// run gives wrong positions, never a panic (the segment's checksum was
-/// checked when it was opened).
+/// and merges, run): a read applies them truncated to u32 and sums
+/// positions wrapping, so a damaged run gives wrong positions, never a
+/// panic (the segment's checksum was checked when it was opened).
 #[derive(Clone, Copy, Debug)]
 struct Run {
     width: u32,
@@ -255,20 +256,15 @@ fn load_le(data: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(b)
 }
 
-/// Turns a posting's first position and gaps - 1 into its positions, in
-/// place; an error if the last would pass u32::MAX.
+/// Turns a posting's first position and gaps - 1 (`v`, not empty) into
+/// its positions, in place, eight sums at a time. In wrapping arithmetic:
+/// positions past u32::MAX (a damaged run) wrap, which breaks their
+/// ascent; [`Positions::decode_all`] checks it.
 #[inline]
-fn to_positions(v: &mut [u32]) -> Result<(), BadPostings> {
-    let last = v.iter().map(|&x| u64::from(x) + 1).sum::<u64>();
-    if v.is_empty() || last > 1 << 32 {
-        return Err(BadPostings("position out of range"));
+fn to_positions(v: &mut [u32]) {
+    if let Some((&mut first, gaps)) = v.split_first_mut() {
+        kernels::strict_prefix_sum(gaps, first);
     }
-    let mut p = v[0];
-    for x in &mut v[1..] {
-        p += *x + 1;
-        *x = p;
-    }
-    Ok(())
 }
 
 /// No block or posting read yet.
@@ -425,7 +421,10 @@ impl<'a> Positions<'a> {
                 let at = out.len();
                 out.push(first);
                 out.extend(g.by_ref().take(tf as usize - 1));
-                to_positions(&mut out[at..])?;
+                to_positions(&mut out[at..]);
+                if out[at..].windows(2).any(|w| w[0] >= w[1]) {
+                    return Err(BadPostings("position out of range"));
+                }
             }
         }
         if end != self.data.len() {
@@ -512,7 +511,8 @@ impl<'a> Positions<'a> {
             next += take;
         }
         (r.index, r.next) = (index, last);
-        to_positions(out)
+        to_positions(out);
+        Ok(())
     }
 
     fn read_varints(
