@@ -2,6 +2,7 @@
 //! one corpus), shared by any number of threads, and the merge of several
 //! shards' hits.
 
+use std::borrow::Borrow;
 use std::cmp::Ordering;
 use std::path::Path;
 use std::sync::Arc;
@@ -961,12 +962,13 @@ impl Searcher {
 ///
 /// Errors: [`Error::InvalidArgument`] when a hit's sort values do not fit
 /// `sort` or a document (shard and shard document) is in two parts.
-pub fn merge_hits(
-    parts: &[Hits],
+pub fn merge_hits<H: Borrow<Hits>>(
+    parts: &[H],
     sort: Option<&SortSpec>,
     offset: usize,
     limit: usize,
 ) -> Result<Hits> {
+    let parts: Vec<&Hits> = parts.iter().map(Borrow::borrow).collect();
     let lists: Vec<&[Hit]> = parts.iter().map(|h| h.hits.as_slice()).collect();
     let hits = merge_order(&lists, sort, offset, limit)?
         .into_iter()
