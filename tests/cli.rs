@@ -1485,6 +1485,14 @@ fn index_sample_shards(tmp: &Path) -> (PathBuf, Vec<PathBuf>) {
     (single, shards)
 }
 
+/// [`search_tsv_args`] over the directories `dirs`, then each of `extra`.
+fn shards_tsv_args<'a>(dirs: &[&'a str], queries: &'a Path, extra: &[&[&'a str]]) -> Vec<&'a str> {
+    let mut args = search_tsv_args(Path::new(dirs[0]), queries, &[]);
+    args.splice(2..2, dirs[1..].iter().copied());
+    args.extend(extra.iter().flat_map(|e| e.iter().copied()));
+    args
+}
+
 /// A tsv row without the columns of shards (shard, shard_doc and
 /// merge_key): the row one index prints.
 fn unsharded(line: &str) -> String {
@@ -1527,18 +1535,7 @@ fn several_directories_search_as_one_index() {
         &["--k", "5", "--syntax", "parser", "--exec", "daat"],
     ] {
         let one = ok(&search_tsv_args(&single, &queries, extra));
-        let mut args = vec!["search"];
-        args.extend(&dirs);
-        args.extend([
-            "--queries",
-            s(&queries),
-            "--format",
-            "tsv",
-            "--id-field",
-            "id",
-        ]);
-        args.extend(extra);
-        let many = ok(&args);
+        let many = ok(&shards_tsv_args(&dirs, &queries, &[extra]));
         let lines: Vec<&str> = many.lines().collect();
         assert!(lines[0].starts_with(
             "qno\tclass\trank\tshard\tshard_doc\tid\tscore\tscore_bits\ttotal_hits\tmerge_key"
@@ -1661,19 +1658,8 @@ fn shard_statistics_and_merged_pages_reproduce_the_multi_directory_output() {
             args.extend(parts.iter().map(|p| s(p)));
             args.extend(["--k", &k, "--offset", &offset]);
             let merged = ok(&args);
-            let mut args = vec!["search"];
-            args.extend(&dirs);
-            args.extend([
-                "--queries",
-                s(&queries),
-                "--format",
-                "tsv",
-                "--id-field",
-                "id",
-            ]);
-            args.extend(page);
-            args.extend(opts);
-            assert_eq!(merged, ok(&args), "{opts:?} {page:?}");
+            let multi = ok(&shards_tsv_args(&dirs, &queries, &[page, opts]));
+            assert_eq!(merged, multi, "{opts:?} {page:?}");
             // A page past what the parts hold cannot be merged.
             let more = (k.parse::<usize>().unwrap() + 50).to_string();
             let mut args = vec!["search-merge"];
@@ -1704,52 +1690,30 @@ fn shard_statistics_and_merged_pages_reproduce_the_multi_directory_output() {
     std::fs::write(&part, out).unwrap();
     let err = fails(&["search-merge", s(&part)], 1);
     assert!(err.contains("--offset 0"), "{err}");
-    let err = fails(
-        &[
+    // Shard `shard` of `dirs[0]` with the statistics `blob`, for `query`.
+    let with_stats = |blob: &str, shard: &str, query: &str| {
+        let args = [
             "search",
             dirs[0],
             "--stats",
-            &all,
+            blob,
             "--shard-id",
-            "0",
+            shard,
             "--query",
-            "zebra",
-        ],
-        1,
-    );
+            query,
+        ];
+        fails(&args, 1)
+    };
+    let err = with_stats(&all, "0", "zebra");
     assert!(err.contains("lack") && err.contains("zebra"), "{err}");
-    let err = fails(
-        &[
-            "search",
-            dirs[0],
-            "--stats",
-            &all,
-            "--shard-id",
-            "1",
-            "--query",
-            "x",
-        ],
-        1,
-    );
+    let err = with_stats(&all, "1", "x");
     assert!(err.contains("shard 1"), "{err}");
     let mut bytes = std::fs::read(&all).unwrap();
     let n = bytes.len();
     bytes[n / 2] ^= 1;
     let bad = tmp.path().join("bad.qst");
     std::fs::write(&bad, &bytes).unwrap();
-    let err = fails(
-        &[
-            "search",
-            dirs[0],
-            "--stats",
-            s(&bad),
-            "--shard-id",
-            "0",
-            "--query",
-            "x",
-        ],
-        1,
-    );
+    let err = with_stats(s(&bad), "0", "x");
     assert!(err.contains("corrupt") && err.contains("bad.qst"), "{err}");
     let err = fails(
         &["stats-merge", s(&bad), "--out", s(&tmp.path().join("x"))],

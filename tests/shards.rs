@@ -38,38 +38,25 @@ struct Fields {
 }
 
 fn schema() -> (Schema, Fields) {
-    let (mut s, f) = common::id_body_year();
-    let tag = s
-        .add_field(
-            "tag",
-            FieldType::String,
-            FieldFlags {
-                stored: true,
-                indexed: true,
-                sortable: true,
-            },
-        )
-        .unwrap();
-    let price = s
-        .add_field(
-            "price",
-            FieldType::F64,
-            FieldFlags {
-                sortable: true,
-                ..Default::default()
-            },
-        )
-        .unwrap();
-    (
-        s,
-        Fields {
-            id: f.id,
-            body: f.body,
-            tag,
-            year: f.year,
-            price,
-        },
+    let s = Schema::from_json(
+        r#"{"fields": [
+            {"name": "id", "type": "i64", "stored": true, "indexed": true},
+            {"name": "body", "type": "text", "stored": true},
+            {"name": "year", "type": "i64", "sortable": true},
+            {"name": "tag", "type": "string", "stored": true, "indexed": true, "sortable": true},
+            {"name": "price", "type": "f64", "sortable": true}
+        ]}"#,
     )
+    .unwrap();
+    let f = |name| s.field(name).unwrap();
+    let fields = Fields {
+        id: f("id"),
+        body: f("body"),
+        tag: f("tag"),
+        year: f("year"),
+        price: f("price"),
+    };
+    (s, fields)
 }
 
 /// What a writer does, in order.

@@ -8,7 +8,7 @@ use super::query::quarry_query;
 use super::status::{QUARRY_INVALID_ARGUMENT, QUARRY_NO_VALUE, QUARRY_SCHEMA, quarry_status};
 use super::{
     CResult, Failure, Handle, check_out, free_handle, guard, guard_value, handle_ref, handles_arg,
-    into_handle, str_arg, write_out,
+    into_handle, str_arg, write_bytes_out, write_out,
 };
 use crate::{
     FieldId, FieldType, HighlightOptions, Hit, Hits, Searcher, SortKey, SortSpec, Value, merge_hits,
@@ -367,10 +367,7 @@ pub unsafe extern "C" fn quarry_hits_stored_str(
         let s = value.as_str().ok_or_else(|| unexpected(value))?;
         // SAFETY: both were checked non-NULL; the caller guarantees they are
         // writable. The bytes live in `hits` until it is freed.
-        unsafe {
-            write_out(out_ptr, s.as_ptr().cast::<c_char>());
-            write_out(out_len, s.len());
-        }
+        unsafe { write_bytes_out(out_ptr, out_len, s.as_bytes()) };
         Ok(())
     })
 }
@@ -462,18 +459,13 @@ pub unsafe extern "C" fn quarry_hits_highlight(
                 )
             })?
             .into_boxed_str();
-        let (ptr, len) = (excerpt.as_ptr(), excerpt.len());
-        hits.excerpts
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(excerpt);
+        let mut kept = hits.excerpts.lock().unwrap_or_else(|e| e.into_inner());
+        kept.push(excerpt);
+        let bytes = kept.last().expect("just pushed").as_bytes();
         // SAFETY: both were checked non-NULL; the caller guarantees they are
         // writable. The bytes are the boxed excerpt's, now kept in `hits`
         // (never dropped or moved before `quarry_hits_free`).
-        unsafe {
-            write_out(out_ptr, ptr.cast::<c_char>());
-            write_out(out_len, len);
-        }
+        unsafe { write_bytes_out(out_ptr, out_len, bytes) };
         Ok(())
     })
 }
@@ -641,10 +633,7 @@ pub unsafe extern "C" fn quarry_hits_sort_value_str(
         let s = value.as_str().ok_or_else(|| unexpected(value))?;
         // SAFETY: both were checked non-NULL; the caller guarantees they are
         // writable. The bytes live in `hits` until it is freed.
-        unsafe {
-            write_out(out_ptr, s.as_ptr().cast::<c_char>());
-            write_out(out_len, s.len());
-        }
+        unsafe { write_bytes_out(out_ptr, out_len, s.as_bytes()) };
         Ok(())
     })
 }
@@ -777,10 +766,7 @@ pub unsafe extern "C" fn quarry_hits_merge_key(
         let key = &keys[index];
         // SAFETY: both were checked non-NULL; the caller guarantees they are
         // writable. The bytes live in `hits` until it is freed.
-        unsafe {
-            write_out(out_ptr, key.as_ptr());
-            write_out(out_len, key.len());
-        }
+        unsafe { write_bytes_out(out_ptr, out_len, key) };
         Ok(())
     })
 }

@@ -306,6 +306,20 @@ pub(crate) unsafe fn write_out<T>(p: *mut T, value: T) {
     unsafe { p.write(value) }
 }
 
+/// Writes the address and length of `bytes` through out-pointers already
+/// checked by [`check_out`], as `T` (`c_char` for text, `u8` for bytes).
+///
+/// # Safety
+/// Both pointers are non-NULL, aligned and valid for writes; `bytes` stay
+/// where they are for as long as the export's documentation promises C.
+pub(crate) unsafe fn write_bytes_out<T>(out_ptr: *mut *const T, out_len: *mut usize, bytes: &[u8]) {
+    // SAFETY: per this function's contract.
+    unsafe {
+        write_out(out_ptr, bytes.as_ptr().cast::<T>());
+        write_out(out_len, bytes.len());
+    }
+}
+
 /// Borrows `len` bytes at `ptr`.
 ///
 /// # Safety

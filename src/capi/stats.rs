@@ -7,7 +7,7 @@ use super::searcher::quarry_searcher;
 use super::status::quarry_status;
 use super::{
     Handle, bytes_arg, check_out, free_handle, guard, guard_value, handle_ref, handles_arg,
-    into_handle, write_out,
+    into_handle, write_bytes_out, write_out,
 };
 use crate::CorpusStats;
 use std::ffi::c_char;
@@ -145,10 +145,7 @@ pub unsafe extern "C" fn quarry_stats_bytes(
         let bytes = stats.bytes.get_or_init(|| stats.stats.encode());
         // SAFETY: both were checked non-NULL; the caller guarantees they are
         // writable. The bytes live in `stats` until it is freed.
-        unsafe {
-            write_out(out_ptr, bytes.as_ptr());
-            write_out(out_len, bytes.len());
-        }
+        unsafe { write_bytes_out(out_ptr, out_len, bytes) };
         Ok(())
     })
 }

@@ -9,7 +9,7 @@ use crate::document::Value;
 use crate::error::{Error, Result};
 use crate::format::segment::i64_key;
 use crate::query::bm25::{self, TermWeight};
-use crate::query::stats::{FieldTables, Statistics};
+use crate::query::stats::{Expansion, FieldTables, Statistics};
 use crate::query::{Occur, Operator, Query};
 use crate::read::{LiveSegment, TermInfo};
 use crate::schema::{FieldDef, FieldId, FieldType, Schema};
@@ -453,10 +453,13 @@ impl Compiler<'_> {
                 infos.push((Arc::as_ptr(&s.reader) as usize, seg_infos));
             }
         }
-        let corpus = self
-            .t
-            .stats
-            .expansion(field, lower, &within, &keys, complete)?;
+        let corpus = self.t.stats.expansion(&Expansion {
+            field,
+            lower,
+            within: &within,
+            local: &keys,
+            complete,
+        })?;
         if !complete || corpus > limit {
             return Err(Error::TooManyTerms {
                 what: what.to_owned(),

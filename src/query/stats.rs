@@ -41,19 +41,24 @@ pub trait Statistics {
     /// `local`.
     fn doc_freq(&self, field: FieldId, key: &[u8], local: u64) -> Result<u64>;
 
-    /// The distinct terms an expansion (a prefix, or a range served from
-    /// the dictionary: the terms of `field` from `lower` on while `within`
-    /// holds) finds over the corpus. The searched segments hold `local`,
-    /// all of theirs when `complete`, otherwise only the first past the
-    /// expansion limit (the walk stopped there).
-    fn expansion(
-        &self,
-        field: FieldId,
-        lower: Bound<&[u8]>,
-        within: &dyn Fn(&[u8]) -> bool,
-        local: &BTreeSet<Vec<u8>>,
-        complete: bool,
-    ) -> Result<usize>;
+    /// The distinct terms expansion `e` finds over the corpus.
+    fn expansion(&self, e: &Expansion) -> Result<usize>;
+}
+
+/// An expansion: a prefix, or a range served from the dictionary.
+pub struct Expansion<'a> {
+    /// Its terms are of this field,
+    pub field: FieldId,
+    /// from this key on,
+    pub lower: Bound<&'a [u8]>,
+    /// while this holds (for a prefix of those keys in key order).
+    pub within: &'a dyn Fn(&[u8]) -> bool,
+    /// The distinct terms the searched segments hold: all of theirs when
+    /// `complete`, otherwise only the first past the expansion limit (the
+    /// walk stopped there).
+    pub local: &'a BTreeSet<Vec<u8>>,
+    /// Whether `local` holds every term the searched segments hold.
+    pub complete: bool,
 }
 
 /// The statistics of the searched segments themselves.
@@ -72,15 +77,8 @@ impl Statistics for SegmentStats<'_> {
         Ok(local)
     }
 
-    fn expansion(
-        &self,
-        _field: FieldId,
-        _lower: Bound<&[u8]>,
-        _within: &dyn Fn(&[u8]) -> bool,
-        local: &BTreeSet<Vec<u8>>,
-        _complete: bool,
-    ) -> Result<usize> {
-        Ok(local.len())
+    fn expansion(&self, e: &Expansion) -> Result<usize> {
+        Ok(e.local.len())
     }
 }
 
@@ -141,35 +139,30 @@ impl Statistics for Imported<'_> {
         Ok(df)
     }
 
-    fn expansion(
-        &self,
-        field: FieldId,
-        lower: Bound<&[u8]>,
-        within: &dyn Fn(&[u8]) -> bool,
-        local: &BTreeSet<Vec<u8>>,
-        complete: bool,
-    ) -> Result<usize> {
+    fn expansion(&self, e: &Expansion) -> Result<usize> {
         // Every shard records the terms its expansions found (its first
         // past the limit, when it stopped there), so the statistics' terms
         // in this expansion's range are the corpus's.
-        let from = match lower {
+        let from = match e.lower {
             Bound::Included(k) | Bound::Excluded(k) => k,
             Bound::Unbounded => &[],
         };
         let corpus = self
             .stats
-            .expanded_from(field, from)
-            .filter(|k| !matches!(lower, Bound::Excluded(x) if x == *k))
-            .take_while(|k| within(k))
+            .expanded_from(e.field, from)
+            .filter(|k| !matches!(e.lower, Bound::Excluded(x) if x == *k))
+            .take_while(|k| (e.within)(k))
             .count();
-        if complete && let Some(k) = local.iter().find(|k| !self.stats.is_expanded(field, k)) {
+        if e.complete
+            && let Some(k) = e.local.iter().find(|k| !self.stats.is_expanded(e.field, k))
+        {
             return Err(self.lacks(format!(
                 "the expanded term {:?} of field {:?}",
                 String::from_utf8_lossy(k),
-                self.field_name(field)
+                self.field_name(e.field)
             )));
         }
-        Ok(corpus.max(local.len()))
+        Ok(corpus.max(e.local.len()))
     }
 }
 
@@ -215,16 +208,9 @@ impl Statistics for Recorder<'_> {
         Ok(df)
     }
 
-    fn expansion(
-        &self,
-        field: FieldId,
-        lower: Bound<&[u8]>,
-        within: &dyn Fn(&[u8]) -> bool,
-        local: &BTreeSet<Vec<u8>>,
-        complete: bool,
-    ) -> Result<usize> {
-        self.out.borrow_mut().add_expanded(field, local);
-        self.inner.expansion(field, lower, within, local, complete)
+    fn expansion(&self, e: &Expansion) -> Result<usize> {
+        self.out.borrow_mut().add_expanded(e.field, e.local);
+        self.inner.expansion(e)
     }
 }
 
