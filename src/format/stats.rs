@@ -27,7 +27,7 @@ const IN_MEMORY: &str = "<corpus statistics>";
 /// over several (see the module docs). Everything is an exact integer: a
 /// shard scoring with the sum of every shard's statistics computes the same
 /// f32 scores, bit for bit, as a searcher of all the shards at once.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CorpusStats {
     /// CRC-32 of the schema as a manifest encodes it ([`schema_fingerprint`]).
     schema: u32,
@@ -55,14 +55,16 @@ pub fn schema_fingerprint(schema: &Schema) -> u32 {
 }
 
 impl CorpusStats {
-    /// Empty statistics of one shard of `doc_count` documents with
-    /// `schema`, to be filled by looking terms up.
+    /// Empty statistics of shards of `shard_docs` documents with `schema`,
+    /// to be filled by looking terms up.
     pub(crate) fn new(schema: &Schema, max_expansions: usize, shard_docs: Vec<u64>) -> CorpusStats {
         CorpusStats {
             schema: schema_fingerprint(schema),
             max_expansions: max_expansions as u64,
             shard_docs,
-            ..CorpusStats::default()
+            fields: BTreeMap::new(),
+            terms: BTreeMap::new(),
+            expanded: BTreeSet::new(),
         }
     }
 
