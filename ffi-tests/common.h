@@ -152,6 +152,23 @@ static inline uint32_t ffi_bits_of(float f) {
     return b;
 }
 
+/* Whether the two pages hold the same documents with the same score bits,
+ * in the same order. */
+static inline int ffi_same_hits(const quarry_hits *a, const quarry_hits *b) {
+    size_t i;
+    if (quarry_hits_len(a) != quarry_hits_len(b)) return 0;
+    for (i = 0; i < quarry_hits_len(a); i++) {
+        uint64_t d1 = 0, d2 = 1;
+        float s1 = 0, s2 = 1;
+        OK(quarry_hits_doc(a, i, &d1));
+        OK(quarry_hits_doc(b, i, &d2));
+        OK(quarry_hits_score(a, i, &s1));
+        OK(quarry_hits_score(b, i, &s2));
+        if (d1 != d2 || memcmp(&s1, &s2, sizeof s1) != 0) return 0;
+    }
+    return 1;
+}
+
 /* The most hits ffi_expect looks at. */
 #define FFI_EXPECT_MAX 64
 

@@ -450,22 +450,6 @@ static quarry_hits *run_total(const quarry_searcher *s, const quarry_query *q, u
     return h;
 }
 
-/* Same documents with the same score bits, in the same order. */
-static int same_hits(const quarry_hits *a, const quarry_hits *b) {
-    size_t i;
-    if (quarry_hits_len(a) != quarry_hits_len(b)) return 0;
-    for (i = 0; i < quarry_hits_len(a); i++) {
-        uint64_t d1 = 0, d2 = 1;
-        float s1 = 0, s2 = 1;
-        OK(quarry_hits_doc(a, i, &d1));
-        OK(quarry_hits_doc(b, i, &d2));
-        OK(quarry_hits_score(a, i, &s1));
-        OK(quarry_hits_score(b, i, &s2));
-        if (d1 != d2 || memcmp(&s1, &s2, sizeof s1) != 0) return 0;
-    }
-    return 1;
-}
-
 /* Counting modes and kill switches. The searchers are set to
  * QUARRY_EXEC_AUTO explicitly, so the fast paths run even when the driver
  * sets QUARRY_EXEC in the environment. */
@@ -517,8 +501,8 @@ static void check_totals_and_paths(const char *scratch) {
         CHECK(quarry_hits_total(five) >= 5 && quarry_hits_total(five) < n);
         CHECK(!quarry_hits_total_is_exact(five));
         /* the hits never depend on the counting mode */
-        CHECK(same_hits(plain, exact) && same_hits(plain, lower) && same_hits(plain, dflt));
-        CHECK(same_hits(plain, five) && same_hits(plain, flagged));
+        CHECK(ffi_same_hits(plain, exact) && ffi_same_hits(plain, lower) && ffi_same_hits(plain, dflt));
+        CHECK(ffi_same_hits(plain, five) && ffi_same_hits(plain, flagged));
         CHECK(quarry_hits_len(plain) == 10);
 
         /* the query's path switched off: the same hits, document at a time,
@@ -532,11 +516,11 @@ static void check_totals_and_paths(const char *scratch) {
         CHECK(got == QUARRY_SWITCH_AUTO); /* other handles are unchanged */
         {
             quarry_hits *h = run_total(off, q, QUARRY_TOTAL_LOWER_BOUND);
-            CHECK(same_hits(plain, h));
+            CHECK(ffi_same_hits(plain, h));
             CHECK(quarry_hits_total(h) == n && quarry_hits_total_is_exact(h));
             quarry_hits_free(h);
             h = run(off, q, NULL, 0, 10);
-            CHECK(same_hits(plain, h) && quarry_hits_total(h) == n);
+            CHECK(ffi_same_hits(plain, h) && quarry_hits_total(h) == n);
             quarry_hits_free(h);
         }
         /* every switch off: still the same hits; a reopened handle keeps them */
@@ -551,7 +535,7 @@ static void check_totals_and_paths(const char *scratch) {
                 CHECK(got == QUARRY_SWITCH_OFF);
             }
             h = run_total(again, q, QUARRY_TOTAL_DEFAULT);
-            CHECK(same_hits(plain, h) && quarry_hits_total(h) == n && quarry_hits_total_is_exact(h));
+            CHECK(ffi_same_hits(plain, h) && quarry_hits_total(h) == n && quarry_hits_total_is_exact(h));
             quarry_hits_free(h);
             quarry_searcher_free(again);
         }
@@ -559,7 +543,7 @@ static void check_totals_and_paths(const char *scratch) {
         OK(quarry_searcher_set_path(off, cases[c].path, QUARRY_SWITCH_AUTO));
         {
             quarry_hits *h = run_total(off, q, QUARRY_TOTAL_LOWER_BOUND);
-            CHECK(same_hits(plain, h) && !quarry_hits_total_is_exact(h));
+            CHECK(ffi_same_hits(plain, h) && !quarry_hits_total_is_exact(h));
             quarry_hits_free(h);
         }
         quarry_searcher_free(off);

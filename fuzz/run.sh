@@ -4,7 +4,7 @@
 #
 #   fuzz/run.sh [SECONDS_PER_TARGET] [TARGET...]
 #
-# Default: 20 seconds for each of segment, postings, manifest, tombstones,
+# Default: 20 seconds for each of segment, postings, manifest, tombstones, stats,
 # capi. The seed corpus is regenerated from the golden files and a fresh
 # index by the test suite (tests/fuzz_smoke.rs); what a run adds to the
 # corpus is kept in fuzz/corpus/<target>/ for the next run. A crash leaves
@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 secs=${1:-20}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(segment postings manifest tombstones capi)
+[ ${#targets[@]} -gt 0 ] || targets=(segment postings manifest tombstones stats capi)
 
 host=$(rustc -vV | sed -n 's/^host: //p')
 # What `cargo fuzz build --sanitizer none` passes, without the nightly-only

@@ -112,7 +112,8 @@ typedef struct quarry_query quarry_query;
 typedef struct quarry_schema quarry_schema;
 
 /**
- * A searcher over one committed snapshot of an index. It never changes:
+ * A searcher over one committed snapshot of an index, or of each of the
+ * shards of a corpus (`quarry_searcher_open_many`). It never changes:
  * commits made after it was opened are seen only by a searcher from
  * `quarry_searcher_reopen` (or a new `quarry_searcher_open`), and an
  * indexer never has to wait for it.
@@ -134,6 +135,20 @@ typedef struct quarry_searcher quarry_searcher;
  * number of concurrent searches; modify it from one thread at a time.
  */
 typedef struct quarry_sort quarry_sort;
+
+/**
+ * Corpus statistics: per shard its documents, and the field token totals,
+ * term document frequencies and expanded terms of the queries they were
+ * exported for: exactly the integers BM25 takes from the corpus. A shard
+ * searching with the merged statistics of every shard scores its
+ * documents with the same bits as a searcher of all the shards. Their
+ * bytes (`quarry_stats_bytes`) are a versioned, checksummed blob that may
+ * travel between machines (docs/FORMAT.md, "Corpus statistics").
+ *
+ * Thread safety: immutable; any number of threads may use one at once;
+ * `quarry_stats_free` needs exclusive use.
+ */
+typedef struct quarry_stats quarry_stats;
 
 /**
  * The result of every fallible quarry function: `QUARRY_OK` (0) or one of
@@ -1275,8 +1290,8 @@ quarry_status quarry_searcher_open(const char *path,
 quarry_status quarry_searcher_reopen(const quarry_searcher *searcher, quarry_searcher **out);
 
 /**
- * The number of live (not deleted) documents in the searcher's snapshot;
- * 0 when `searcher` is NULL.
+ * The number of live (not deleted) documents in the searcher's snapshot
+ * (every shard's); 0 when `searcher` is NULL.
  *
  * # Safety
  * `searcher` is NULL or a live searcher.
@@ -1284,8 +1299,18 @@ quarry_status quarry_searcher_reopen(const quarry_searcher *searcher, quarry_sea
 uint64_t quarry_searcher_doc_count(const quarry_searcher *searcher);
 
 /**
- * The commit generation the searcher reads (it grows with every commit);
- * 0 when `searcher` is NULL.
+ * How many indexes (shards) the searcher searches: the paths given to
+ * `quarry_searcher_open_many`, 1 for `quarry_searcher_open`; 0 when
+ * `searcher` is NULL.
+ *
+ * # Safety
+ * `searcher` is NULL or a live searcher.
+ */
+size_t quarry_searcher_shard_count(const quarry_searcher *searcher);
+
+/**
+ * The commit generation the searcher reads (it grows with every commit;
+ * with several shards, the first shard's); 0 when `searcher` is NULL.
  *
  * # Safety
  * `searcher` is NULL or a live searcher.
@@ -1494,6 +1519,39 @@ quarry_status quarry_searcher_open_with(const char *path,
                                         quarry_searcher **out);
 
 /**
+ * Opens one searcher over the newest commits of `count` indexes, shards of
+ * one corpus split by document order: `paths[i]` (`path_lens[i]` bytes,
+ * as the path of `quarry_searcher_open`) is shard `i`. It searches them as
+ * one index holding their documents in that order would: the corpus's
+ * statistics summed over the shards, one shared k-th best score, the same
+ * hits with the same score bits and totals, ties broken by shard then
+ * document. `quarry_hits_doc` numbers the documents one shard after the
+ * other; `quarry_hits_shard` and `quarry_hits_shard_doc` name a hit's
+ * shard and its document there. Stored values, excerpts, threads and the
+ * execution switches work as with one index; `quarry_searcher_reopen`
+ * reopens every shard. `flags` as for `quarry_searcher_open_with`.
+ *
+ * On `QUARRY_OK`, `*out` is a new searcher owned by the caller (free it
+ * with `quarry_searcher_free`).
+ * Errors: those of `quarry_searcher_open_with` for each path,
+ * `QUARRY_NULL_ARGUMENT` (`paths`, `path_lens`, an element of `paths`,
+ * `out`), `QUARRY_INVALID_ARGUMENT` (`count` 0), `QUARRY_SCHEMA` (a shard's
+ * schema differs from shard 0's: the message names the shard and the
+ * field), `QUARRY_UNSUPPORTED` (more than 2^32 - 2 documents in all).
+ *
+ * # Safety
+ * `paths` is NULL or valid for reading `count` pointers, each NULL or
+ * valid for reading its length in `path_lens`; `path_lens` is NULL or
+ * valid for reading `count` `size_t`s; `out` is NULL or valid for
+ * writing one pointer.
+ */
+quarry_status quarry_searcher_open_many(const char *const *paths,
+                                        const size_t *path_lens,
+                                        size_t count,
+                                        quarry_open_flags flags,
+                                        quarry_searcher **out);
+
+/**
  * The number of hits in this page (at most the search's `limit`); 0 when
  * `hits` is NULL.
  *
@@ -1524,7 +1582,9 @@ bool quarry_hits_total_is_exact(const quarry_hits *hits);
 /**
  * The document number of hit `index` (0-based, `< quarry_hits_len`).
  * Document numbers are positions in the searcher's snapshot: stable for
- * that snapshot only (commits and merges renumber).
+ * that snapshot only (commits and merges renumber). A searcher of several
+ * shards numbers their documents one shard after the other (see
+ * `quarry_hits_shard` and `quarry_hits_shard_doc`).
  *
  * Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_INVALID_ARGUMENT` (index out of range).
  *
@@ -1745,6 +1805,84 @@ quarry_status quarry_hits_sort_value_str(const quarry_hits *hits,
                                          size_t *out_len);
 
 /**
+ * The shard of hit `index`: the position of its index among the paths
+ * given to `quarry_searcher_open_many` (0 for a searcher of one index), or
+ * the shard number given to `quarry_searcher_with_stats`.
+ *
+ * Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_INVALID_ARGUMENT` (index out of range).
+ *
+ * # Safety
+ * `hits` is NULL or a live hits object; `out` is NULL or valid for writing
+ * a `uint32_t`.
+ */
+quarry_status quarry_hits_shard(const quarry_hits *hits, size_t index, uint32_t *out);
+
+/**
+ * The document number of hit `index` within its shard's index (what
+ * `quarry_hits_doc` is in a searcher of that index alone). With several
+ * shards `quarry_hits_doc` numbers the documents of all of them, one
+ * shard after the other.
+ *
+ * Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_INVALID_ARGUMENT` (index out of range).
+ *
+ * # Safety
+ * `hits` is NULL or a live hits object; `out` is NULL or valid for writing
+ * a `uint64_t`.
+ */
+quarry_status quarry_hits_shard_doc(const quarry_hits *hits, size_t index, uint64_t *out);
+
+/**
+ * The merge key of hit `index`: bytes whose order is the order of hits of
+ * the same request, whatever shard they come from (compare keys with
+ * `memcmp` over the shorter length, the shorter key first when they
+ * agree). A coordinator merges shards' pages by sorting their hits by key
+ * (docs/SCALE-OUT.md); docs/C-API.md gives the encoding (score or sort
+ * values, then shard and shard document).
+ *
+ * Ownership: the bytes belong to `hits` and stay valid until
+ * `quarry_hits_free(hits)`.
+ * Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_INVALID_ARGUMENT` (index out of range).
+ *
+ * # Safety
+ * `hits` is NULL or a live hits object; `out_ptr`/`out_len` are NULL or
+ * valid for writing a pointer / a `size_t`.
+ */
+quarry_status quarry_hits_merge_key(const quarry_hits *hits,
+                                    size_t index,
+                                    const uint8_t **out_ptr,
+                                    size_t *out_len);
+
+/**
+ * Merges the pages of several shards' searches into the page `[offset,
+ * offset + limit)` of their union, in the order one search of all the
+ * shards gives: the hits a searcher of every shard
+ * (`quarry_searcher_open_many`) returns for the same request, when each
+ * part is one shard's search with the same merged statistics
+ * (`quarry_searcher_with_stats`), the same query and sort, offset 0 and a
+ * limit of at least `offset + limit`. The total is the parts' sum, exact
+ * when every part's is. The merged hits' stored values, excerpts and sort
+ * values are read through the parts' searchers.
+ *
+ * `parts` is an array of `count` hits objects, only read (each may be
+ * freed after the call).
+ * On `QUARRY_OK`, `*out` is a new hits object owned by the caller.
+ * Errors: `QUARRY_NULL_ARGUMENT` (`parts`, an element of it, `out`),
+ * `QUARRY_INVALID_ARGUMENT` (`count` 0; a part searched with an offset,
+ * or with another sort than the first part's; a document in two parts),
+ * `QUARRY_SCHEMA` (parts of indexes of different schemas).
+ * Thread safety: the parts may be in use by other threads' getters.
+ *
+ * # Safety
+ * `parts` is NULL or valid for reading `count` pointers, each NULL or a
+ * live hits object; `out` is NULL or valid for writing one pointer.
+ */
+quarry_status quarry_hits_merge(const quarry_hits *const *parts,
+                                size_t count,
+                                size_t offset,
+                                size_t limit,
+                                quarry_hits **out);
+
+/**
  * Frees a hits object and every string borrowed from it. NULL is a no-op.
  *
  * # Safety
@@ -1752,6 +1890,144 @@ quarry_status quarry_hits_sort_value_str(const quarry_hits *hits,
  * by another thread.
  */
 void quarry_hits_free(quarry_hits *hits);
+
+/**
+ * Exports the corpus statistics the `count` queries of `queries` take from
+ * the searcher's index: its documents, and the token totals, document
+ * frequencies and expanded terms the queries look up (also those the
+ * index does not hold). Export each shard's for the same queries, merge
+ * them in shard order (`quarry_stats_merge`), and search each shard with
+ * the merge (`quarry_searcher_with_stats`). A searcher of several shards
+ * exports what the merge of its shards' statistics would be.
+ *
+ * `queries` and its queries are only read. On `QUARRY_OK`, `*out` is new
+ * statistics owned by the caller (free them with `quarry_stats_free`).
+ * Errors: `QUARRY_NULL_ARGUMENT` (`searcher`, `queries`, an element of
+ * it, `out`), `QUARRY_SCHEMA` (a query does not fit the schema),
+ * `QUARRY_TOO_MANY_TERMS` (a prefix expands past the limit in this index
+ * alone), `QUARRY_INVALID_ARGUMENT` (a searcher made by
+ * `quarry_searcher_with_stats`, which exports none), `QUARRY_IO`,
+ * `QUARRY_CORRUPT`.
+ * Thread safety: any number of threads may use one searcher at once.
+ *
+ * # Safety
+ * `searcher` is NULL or a live searcher; `queries` is NULL or valid for
+ * reading `count` pointers, each NULL or a live query not modified during
+ * the call; `out` is NULL or valid for writing one pointer.
+ */
+quarry_status quarry_searcher_export_stats(const quarry_searcher *searcher,
+                                           const quarry_query *const *queries,
+                                           size_t count,
+                                           quarry_stats **out);
+
+/**
+ * Reads statistics from their bytes (`len` bytes at `bytes`, as
+ * `quarry_stats_bytes` gave them, possibly on another machine).
+ *
+ * On `QUARRY_OK`, `*out` is new statistics owned by the caller.
+ * Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_CORRUPT` (truncated, a checksum
+ * mismatch, or a layout error: the message says which),
+ * `QUARRY_UNSUPPORTED_VERSION` (an intact blob of a version this build
+ * does not read).
+ *
+ * # Safety
+ * `bytes` is NULL or valid for reading `len` bytes; `out` is NULL or
+ * valid for writing one pointer.
+ */
+quarry_status quarry_stats_from_bytes(const uint8_t *bytes, size_t len, quarry_stats **out);
+
+/**
+ * The statistics' bytes: a blob to store or send and read back with
+ * `quarry_stats_from_bytes` (layout: docs/FORMAT.md, "Corpus
+ * statistics").
+ *
+ * Ownership: the bytes belong to `stats` and stay valid until
+ * `quarry_stats_free(stats)`.
+ * Errors: `QUARRY_NULL_ARGUMENT`.
+ *
+ * # Safety
+ * `stats` is NULL or live statistics; `out_ptr`/`out_len` are NULL or
+ * valid for writing a pointer / a `size_t`.
+ */
+quarry_status quarry_stats_bytes(const quarry_stats *stats,
+                                 const uint8_t **out_ptr,
+                                 size_t *out_len);
+
+/**
+ * Merges the statistics of the shards of one corpus, given in shard
+ * order: the first part's shards are shards 0, 1, ..., the next part's
+ * follow. Documents, token totals and document frequencies are summed,
+ * expanded terms united.
+ *
+ * On `QUARRY_OK`, `*out` is new statistics owned by the caller; the parts
+ * are only read.
+ * Errors: `QUARRY_NULL_ARGUMENT` (`parts`, an element of it, `out`),
+ * `QUARRY_INVALID_ARGUMENT` (`count` 0; parts of different schemas or
+ * expansion limits; parts exported for different queries; sums past
+ * 2^64 - 1).
+ *
+ * # Safety
+ * `parts` is NULL or valid for reading `count` pointers, each NULL or
+ * live statistics; `out` is NULL or valid for writing one pointer.
+ */
+quarry_status quarry_stats_merge(const quarry_stats *const *parts,
+                                 size_t count,
+                                 quarry_stats **out);
+
+/**
+ * The documents of the corpus the statistics describe (BM25's N: every
+ * shard's, deleted ones included until merged away); 0 when `stats` is
+ * NULL.
+ *
+ * # Safety
+ * `stats` is NULL or live statistics.
+ */
+uint64_t quarry_stats_doc_count(const quarry_stats *stats);
+
+/**
+ * The number of shards the statistics describe; 0 when `stats` is NULL.
+ *
+ * # Safety
+ * `stats` is NULL or live statistics.
+ */
+size_t quarry_stats_shard_count(const quarry_stats *stats);
+
+/**
+ * A new searcher of the same index as `searcher` (sharing its snapshot
+ * and options), searching it as shard `shard` of the corpus `stats`
+ * describe: scores in the corpus's space (the bits a searcher of every
+ * shard gives), documents numbered as in that corpus (this shard's first
+ * is the documents of the shards before it), hits naming shard `shard`.
+ * A search of a query whose statistics `stats` lack fails with
+ * `QUARRY_INVALID_ARGUMENT`; so does one whose expansion limit
+ * (`quarry_searcher_set_max_expansions`) is not the one `stats` were
+ * exported under. `quarry_searcher_reopen` keeps the statistics.
+ *
+ * On `QUARRY_OK`, `*out` is a new searcher owned by the caller;
+ * `searcher` and `stats` are unchanged (the statistics are copied).
+ * Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_SCHEMA` (statistics of another
+ * schema), `QUARRY_INVALID_ARGUMENT` (`searcher` searches several shards;
+ * `stats` have no shard `shard`, or give it another number of documents
+ * than the index holds: statistics of another commit or shard).
+ *
+ * # Safety
+ * `searcher` is NULL or a live searcher; `stats` is NULL or live
+ * statistics; `out` is NULL or valid for writing one pointer.
+ */
+quarry_status quarry_searcher_with_stats(const quarry_searcher *searcher,
+                                         const quarry_stats *stats,
+                                         uint32_t shard,
+                                         quarry_searcher **out);
+
+/**
+ * Frees statistics. NULL is a no-op. Searchers made with them keep their
+ * own copy.
+ *
+ * # Safety
+ * `stats` is NULL or live statistics, not used afterwards and not in use
+ * by another thread.
+ */
+void quarry_stats_free(quarry_stats *stats);
 
 /**
  * Checks the newest commit of the index in the directory `path`

@@ -33,6 +33,8 @@ typedef struct quarry_searcher quarry_searcher;
 
 typedef struct quarry_sort quarry_sort;
 
+typedef struct quarry_stats quarry_stats;
+
 typedef uint32_t quarry_status;
 
 typedef uint32_t quarry_field_type;
@@ -340,6 +342,8 @@ quarry_status quarry_searcher_reopen(const quarry_searcher *searcher, quarry_sea
 
 uint64_t quarry_searcher_doc_count(const quarry_searcher *searcher);
 
+size_t quarry_searcher_shard_count(const quarry_searcher *searcher);
+
 uint64_t quarry_searcher_generation(const quarry_searcher *searcher);
 
 quarry_status quarry_searcher_set_exec_mode(quarry_searcher *searcher, quarry_exec_mode mode);
@@ -385,6 +389,12 @@ void quarry_searcher_free(quarry_searcher *searcher);
 
 quarry_status quarry_searcher_open_with(const char *path,
                                         size_t path_len,
+                                        quarry_open_flags flags,
+                                        quarry_searcher **out);
+
+quarry_status quarry_searcher_open_many(const char *const *paths,
+                                        const size_t *path_lens,
+                                        size_t count,
                                         quarry_open_flags flags,
                                         quarry_searcher **out);
 
@@ -453,7 +463,48 @@ quarry_status quarry_hits_sort_value_str(const quarry_hits *hits,
                                          const char **out_ptr,
                                          size_t *out_len);
 
+quarry_status quarry_hits_shard(const quarry_hits *hits, size_t index, uint32_t *out);
+
+quarry_status quarry_hits_shard_doc(const quarry_hits *hits, size_t index, uint64_t *out);
+
+quarry_status quarry_hits_merge_key(const quarry_hits *hits,
+                                    size_t index,
+                                    const uint8_t **out_ptr,
+                                    size_t *out_len);
+
+quarry_status quarry_hits_merge(const quarry_hits *const *parts,
+                                size_t count,
+                                size_t offset,
+                                size_t limit,
+                                quarry_hits **out);
+
 void quarry_hits_free(quarry_hits *hits);
+
+quarry_status quarry_searcher_export_stats(const quarry_searcher *searcher,
+                                           const quarry_query *const *queries,
+                                           size_t count,
+                                           quarry_stats **out);
+
+quarry_status quarry_stats_from_bytes(const uint8_t *bytes, size_t len, quarry_stats **out);
+
+quarry_status quarry_stats_bytes(const quarry_stats *stats,
+                                 const uint8_t **out_ptr,
+                                 size_t *out_len);
+
+quarry_status quarry_stats_merge(const quarry_stats *const *parts,
+                                 size_t count,
+                                 quarry_stats **out);
+
+uint64_t quarry_stats_doc_count(const quarry_stats *stats);
+
+size_t quarry_stats_shard_count(const quarry_stats *stats);
+
+quarry_status quarry_searcher_with_stats(const quarry_searcher *searcher,
+                                         const quarry_stats *stats,
+                                         uint32_t shard,
+                                         quarry_searcher **out);
+
+void quarry_stats_free(quarry_stats *stats);
 
 quarry_status quarry_index_check(const char *path, size_t path_len);
 

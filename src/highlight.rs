@@ -1,7 +1,7 @@
 //! Highlighting: an excerpt of a stored text field around the region that
 //! best matches a query, its matched terms marked (Lucy's `Highlighter`).
 //!
-//! - **Terms**: the query is compiled against the searcher's snapshot, and
+//! - **Terms**: the query is compiled against the searcher's segments, and
 //!   the terms of the field are taken from the compiled query: its term
 //!   and match terms and the terms its prefixes and dictionary ranges
 //!   expand to, but none under a `MustNot` clause. Terms that no document
@@ -35,7 +35,7 @@ use rustc_hash::FxHashMap;
 
 use crate::analysis::Scratch;
 use crate::error::{Error, Result};
-use crate::query::plan::{self, Node};
+use crate::query::plan::Node;
 use crate::query::{Occur, Query};
 use crate::schema::{FieldId, FieldType};
 use crate::searcher::Searcher;
@@ -111,11 +111,7 @@ pub(crate) fn highlight(
             "a highlight needs a length limit of at least 1 byte".into(),
         ));
     }
-    let node = plan::compile_with(
-        query,
-        searcher.snapshot(),
-        searcher.options().max_expansions,
-    )?;
+    let node = searcher.compile(query)?;
     let mut terms = Vec::new();
     query_terms(&node, field, &mut terms);
     let ids: FxHashMap<&[u8], usize> = terms

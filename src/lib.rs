@@ -47,10 +47,14 @@ pub use analysis::{Analyzer, Token};
 pub use collect::{Hit, SortKey, SortRule, SortSpec, compare_values};
 pub use document::{Document, Value};
 pub use error::{Error, Result};
+pub use format::stats::CorpusStats;
 pub use highlight::HighlightOptions;
 pub use query::parser::ParserConfig;
 pub use query::{Bound, Occur, Operator, Query};
 pub use read::ReadMode;
 pub use schema::{FieldDef, FieldFlags, FieldId, FieldType, Schema};
-pub use searcher::{ExecMode, Hits, SearchOptions, SearchRequest, Searcher, Switch, TotalMode};
+pub use searcher::{
+    ExecMode, Hits, SearchOptions, SearchRequest, Searcher, Switch, TotalMode, merge_hits,
+    merge_order,
+};
 pub use write::{IndexWriter, WriterConfig};

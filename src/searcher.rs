@@ -1,5 +1,8 @@
-//! The searcher: one committed snapshot, shared by any number of threads.
+//! The searcher: one committed snapshot of each of its indexes (shards of
+//! one corpus), shared by any number of threads, and the merge of several
+//! shards' hits.
 
+use std::borrow::Borrow;
 use std::cmp::Ordering;
 use std::path::Path;
 use std::sync::Arc;
@@ -11,11 +14,13 @@ use crate::collect::{
 };
 use crate::document::Value;
 use crate::error::{Error, Result};
+use crate::format::stats::CorpusStats;
 use crate::highlight::HighlightOptions;
 use crate::query::plan::{self, Node};
+use crate::query::stats::{FieldTables, Imported, Recorder, SegmentStats, Statistics};
 use crate::query::{Query, daat, exhaustive, window};
-use crate::read::{LiveSegment, ReadMode, Snapshot};
-use crate::schema::{FieldId, Schema};
+use crate::read::{LiveSegment, ReadMode, Snapshot, locate};
+use crate::schema::{FieldDef, FieldId, Schema};
 
 /// Which execution path answers a search.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -284,13 +289,212 @@ pub struct Hits {
     pub scored_docs: u64,
 }
 
-/// A searcher over one committed snapshot. `Send + Sync`: share it between
-/// threads freely. [`Searcher::reopen`] gives a new searcher on the newest
-/// commit without disturbing searches running on this one.
+/// A searcher over one committed snapshot of each of its indexes: one
+/// index, or several shards of one corpus searched as one
+/// ([`Searcher::open_many`]), or one shard scoring with the statistics of
+/// its whole corpus ([`Searcher::with_stats`]). `Send + Sync`: share it
+/// between threads freely. [`Searcher::reopen`] gives a new searcher on
+/// the newest commits without disturbing searches running on this one.
 #[derive(Clone, Debug)]
 pub struct Searcher {
-    snap: Arc<Snapshot>,
+    corpus: Arc<Corpus>,
     options: SearchOptions,
+}
+
+/// What a searcher searches: its shards, their segments numbered as one
+/// corpus, and the statistics its scores use.
+#[derive(Debug)]
+struct Corpus {
+    /// In document order.
+    shards: Vec<Shard>,
+    /// Every shard's segments, in shard order, each `base` its first
+    /// document's number in the corpus.
+    segments: Vec<LiveSegment>,
+    /// Statistics of a whole corpus that this one shard is part of; `None`:
+    /// the segments' own.
+    imported: Option<CorpusStats>,
+    /// The length factors of the statistics in force.
+    tables: FieldTables,
+}
+
+/// One index of a corpus.
+#[derive(Debug)]
+struct Shard {
+    snap: Arc<Snapshot>,
+    /// Its number: its position among the searcher's indexes, or the one
+    /// given with imported statistics.
+    id: u32,
+    /// The corpus number of its first document.
+    base: u64,
+}
+
+impl Corpus {
+    /// `snaps` as one corpus, shard `i` being `snaps[i]`, scoring by their
+    /// own statistics. Errors: [`Error::Schema`] when a schema differs from
+    /// the first's.
+    fn local(snaps: Vec<Arc<Snapshot>>) -> Result<Corpus> {
+        let first = snaps
+            .first()
+            .ok_or_else(|| Error::InvalidArgument("a searcher needs an index at least".into()))?;
+        let schema = &first.manifest().schema;
+        for (i, snap) in snaps.iter().enumerate().skip(1) {
+            if let Some(diff) = schema_difference(schema, &snap.manifest().schema) {
+                return Err(Error::Schema(format!(
+                    "shard {i} ({}) has another schema than shard 0 ({}): {diff}",
+                    snap.dir().display(),
+                    first.dir().display()
+                )));
+            }
+        }
+        let mut base = 0;
+        let shards = snaps
+            .into_iter()
+            .enumerate()
+            .map(|(i, snap)| {
+                let shard = Shard {
+                    id: i as u32,
+                    base,
+                    snap,
+                };
+                base += shard.snap.max_doc();
+                shard
+            })
+            .collect();
+        Corpus::new(shards, None)
+    }
+
+    /// `snap` as shard `id` of the corpus `stats` describes, scoring by
+    /// them. Errors: [`Error::Schema`] for statistics of another schema,
+    /// [`Error::InvalidArgument`] for a shard they do not have or whose
+    /// document count is not the index's.
+    fn imported(snap: Arc<Snapshot>, stats: CorpusStats, id: u32) -> Result<Corpus> {
+        if !stats.fits(&snap.manifest().schema) {
+            return Err(Error::Schema(format!(
+                "the corpus statistics were gathered over another schema than that of {}",
+                snap.dir().display()
+            )));
+        }
+        let base = stats.shard_base(id as usize).ok_or_else(|| {
+            Error::InvalidArgument(format!(
+                "shard {id} is not among the {} shards of the corpus statistics",
+                stats.shard_docs().len()
+            ))
+        })?;
+        let docs = stats.shard_docs()[id as usize];
+        if docs != snap.max_doc() {
+            return Err(Error::InvalidArgument(format!(
+                "shard {id} of the corpus statistics holds {docs} documents, the index at {} \
+                 {}: statistics of another commit or shard",
+                snap.dir().display(),
+                snap.max_doc()
+            )));
+        }
+        Corpus::new(vec![Shard { snap, id, base }], Some(stats))
+    }
+
+    fn new(shards: Vec<Shard>, imported: Option<CorpusStats>) -> Result<Corpus> {
+        let end = shards.last().map_or(0, |s| s.base + s.snap.max_doc());
+        if end > u64::from(u32::MAX - 1) {
+            return Err(Error::Unsupported(
+                "corpora of more than 2^32 - 2 documents".into(),
+            ));
+        }
+        let segments = shards
+            .iter()
+            .flat_map(|shard| {
+                shard.snap.segments().iter().map(|seg| LiveSegment {
+                    base: shard.base + seg.base,
+                    ..seg.clone()
+                })
+            })
+            .collect();
+        let fields = shards[0].snap.manifest().schema.fields().len();
+        Ok(Corpus {
+            shards,
+            segments,
+            imported,
+            tables: FieldTables::new(fields),
+        })
+    }
+
+    fn schema(&self) -> &Schema {
+        &self.shards[0].snap.manifest().schema
+    }
+
+    /// Runs `f` with the statistics the scores use.
+    fn with_stats<T>(&self, f: impl FnOnce(&dyn Statistics) -> T) -> T {
+        match &self.imported {
+            Some(stats) => f(&Imported {
+                stats,
+                schema: self.schema(),
+            }),
+            None => f(&SegmentStats(&self.segments)),
+        }
+    }
+
+    /// `query` compiled over every segment with `stats`.
+    fn compile(
+        &self,
+        query: &Query,
+        stats: &dyn Statistics,
+        max_expansions: usize,
+    ) -> Result<Node> {
+        plan::compile(
+            query,
+            &plan::Target {
+                schema: self.schema(),
+                segments: &self.segments,
+                stats,
+                tables: &self.tables,
+                max_expansions,
+            },
+        )
+    }
+
+    /// The hit of corpus document `doc`, naming its shard.
+    fn hit(&self, doc: u64, score: f32, sort_values: Vec<Option<Value>>) -> Hit {
+        let mut hit = Hit::new(doc, score, sort_values);
+        self.name_shard(&mut hit);
+        hit
+    }
+
+    /// Sets the shard fields of a hit of this corpus.
+    fn name_shard(&self, hit: &mut Hit) {
+        let i = self
+            .shards
+            .partition_point(|s| s.base + s.snap.max_doc() <= hit.doc);
+        if let Some(s) = self.shards.get(i) {
+            hit.shard = s.id;
+            hit.shard_doc = hit.doc - s.base;
+        }
+    }
+}
+
+/// How schema `b` differs from `a`, for an error message; `None` when they
+/// are the same.
+fn schema_difference(a: &Schema, b: &Schema) -> Option<String> {
+    let describe = |f: &FieldDef| {
+        format!(
+            "{:?} ({}, {:?}, positions {}, analyzer {})",
+            f.name,
+            f.ty.name(),
+            f.flags,
+            f.positions,
+            f.analyzer.name()
+        )
+    };
+    let (fa, fb) = (a.fields(), b.fields());
+    (0..fa.len().max(fb.len())).find_map(|i| match (fa.get(i), fb.get(i)) {
+        (Some(x), Some(y)) if x == y => None,
+        (Some(x), Some(y)) => Some(format!(
+            "its field {i} is {}, not {}",
+            describe(y),
+            describe(x)
+        )),
+        (Some(x), None) => Some(format!("it lacks field {i}, {}", describe(x))),
+        (None, Some(y)) => Some(format!("it has another field {i}, {}", describe(y))),
+        (None, None) => None,
+    })
 }
 
 impl Searcher {
@@ -305,30 +509,112 @@ impl Searcher {
     /// in `mode` (reopened searchers keep it), with options from the
     /// environment.
     pub fn open_with(dir: impl AsRef<Path>, mode: ReadMode) -> Result<Searcher> {
+        Self::open_many_with(&[dir], mode)
+    }
+
+    /// Opens the newest commit of each index in `dirs`, shards of one
+    /// corpus split by document order, and searches them as one index
+    /// holding their documents in that order would: N, document
+    /// frequencies and token totals summed over the shards, one shared
+    /// floor, the same hits and score bits; hits name their shard
+    /// ([`Hit::shard`], its position in `dirs`). Options and read mode
+    /// from the environment, as [`Searcher::open`].
+    ///
+    /// Errors: [`Error::InvalidArgument`] for no directory,
+    /// [`Error::Schema`] naming the first shard whose schema differs from
+    /// the first's, [`Error::Unsupported`] for more than 2^32 - 2
+    /// documents in all, and those of [`Searcher::open`] for each index.
+    pub fn open_many<P: AsRef<Path>>(dirs: &[P]) -> Result<Searcher> {
+        Self::open_many_with(dirs, ReadMode::from_env())
+    }
+
+    /// [`Searcher::open_many`] reading every shard's segments in `mode`.
+    pub fn open_many_with<P: AsRef<Path>>(dirs: &[P], mode: ReadMode) -> Result<Searcher> {
         let options = SearchOptions::from_env()?;
-        let snap = Snapshot::open_with(dir.as_ref(), mode)?;
-        Self::check_size(&snap)?;
+        let snaps = dirs
+            .iter()
+            .map(|d| Snapshot::open_with(d.as_ref(), mode).map(Arc::new))
+            .collect::<Result<Vec<_>>>()?;
         Ok(Searcher {
-            snap: Arc::new(snap),
+            corpus: Arc::new(Corpus::local(snaps)?),
             options,
         })
     }
 
-    fn check_size(snap: &Snapshot) -> Result<()> {
-        if snap.max_doc() > u64::from(u32::MAX - 1) {
-            return Err(Error::Unsupported(
-                "snapshots of more than 2^32 - 2 documents".into(),
-            ));
-        }
-        Ok(())
+    /// A searcher of this one index as shard `shard` of the corpus whose
+    /// statistics `stats` are (the merge of every shard's
+    /// [`Searcher::corpus_stats`], [`CorpusStats::merge`]): its scores are
+    /// the bits a searcher of all the shards gives its documents, and its
+    /// hits' documents are numbered as there (this shard's first document
+    /// is the documents of the shards before it). Searches of queries whose
+    /// statistics `stats` lack fail; `stats` must have been gathered with
+    /// this searcher's expansion limit ([`SearchOptions::max_expansions`]).
+    /// Reopening keeps `stats` (and fails once the index holds other
+    /// documents than they say).
+    ///
+    /// Errors: [`Error::InvalidArgument`] when this searcher has several
+    /// shards, when `stats` have no shard `shard` or give it another number
+    /// of documents than the index has; [`Error::Schema`] for statistics of
+    /// another schema.
+    pub fn with_stats(&self, stats: CorpusStats, shard: u32) -> Result<Searcher> {
+        let [only] = self.corpus.shards.as_slice() else {
+            return Err(Error::InvalidArgument(format!(
+                "imported statistics are for a searcher of one shard; this one has {}",
+                self.corpus.shards.len()
+            )));
+        };
+        Ok(Searcher {
+            corpus: Arc::new(Corpus::imported(only.snap.clone(), stats, shard)?),
+            options: self.options.clone(),
+        })
     }
 
-    /// A searcher on the newest commit, sharing unchanged segments with this one.
+    /// The corpus statistics `queries` take from this searcher's indexes
+    /// (each shard's documents, and the token totals, document frequencies
+    /// and expansions the queries look up), to merge with the other
+    /// shards' ([`CorpusStats::merge`]) and import into each
+    /// ([`Searcher::with_stats`]). `docs/SCALE-OUT.md` says how they flow.
+    ///
+    /// Errors: those of compiling each query (as a search would give them),
+    /// and [`Error::InvalidArgument`] for a searcher with imported
+    /// statistics (export them from the shards themselves).
+    pub fn corpus_stats(&self, queries: &[Query]) -> Result<CorpusStats> {
+        let c = &self.corpus;
+        if c.imported.is_some() {
+            return Err(Error::InvalidArgument(
+                "a searcher with imported statistics does not export statistics; \
+                 export them from each shard"
+                    .into(),
+            ));
+        }
+        let shard_docs = c.shards.iter().map(|s| s.snap.max_doc()).collect();
+        let out = CorpusStats::new(c.schema(), self.options.max_expansions, shard_docs);
+        c.with_stats(|own| {
+            let recorder = Recorder::new(own, out);
+            for q in queries {
+                c.compile(q, &recorder, self.options.max_expansions)?;
+            }
+            Ok(recorder.into_stats())
+        })
+    }
+
+    /// A searcher on the newest commits, sharing unchanged segments with this one.
     pub fn reopen(&self) -> Result<Searcher> {
-        let snap = Snapshot::open_reusing(self.snap.dir(), Some(&self.snap))?;
-        Self::check_size(&snap)?;
+        let c = &self.corpus;
+        let mut snaps = c
+            .shards
+            .iter()
+            .map(|s| Snapshot::open_reusing(s.snap.dir(), Some(&s.snap)).map(Arc::new))
+            .collect::<Result<Vec<_>>>()?;
+        let corpus = match &c.imported {
+            Some(stats) => {
+                let snap = snaps.pop().expect("imported statistics have one shard");
+                Corpus::imported(snap, stats.clone(), c.shards[0].id)?
+            }
+            None => Corpus::local(snaps)?,
+        };
         Ok(Searcher {
-            snap: Arc::new(snap),
+            corpus: Arc::new(corpus),
             options: self.options.clone(),
         })
     }
@@ -344,36 +630,53 @@ impl Searcher {
         &self.options
     }
 
-    /// The snapshot searched.
+    /// The snapshot searched (of a searcher of several shards, the first
+    /// shard's; see [`Searcher::snapshots`]).
     pub fn snapshot(&self) -> &Snapshot {
-        &self.snap
+        &self.corpus.shards[0].snap
     }
 
-    /// The index's schema.
+    /// Every shard's snapshot, in shard order.
+    pub fn snapshots(&self) -> impl Iterator<Item = &Snapshot> {
+        self.corpus.shards.iter().map(|s| &*s.snap)
+    }
+
+    /// How many indexes (shards) this searcher searches.
+    pub fn shard_count(&self) -> usize {
+        self.corpus.shards.len()
+    }
+
+    /// The corpus statistics imported by [`Searcher::with_stats`], if any.
+    pub fn imported_stats(&self) -> Option<&CorpusStats> {
+        self.corpus.imported.as_ref()
+    }
+
+    /// The index's schema (every shard's).
     pub fn schema(&self) -> &Schema {
-        &self.snap.manifest().schema
+        self.corpus.schema()
     }
 
-    /// The commit generation searched.
+    /// The commit generation searched (of the first shard).
     pub fn generation(&self) -> u64 {
-        self.snap.manifest().generation
+        self.snapshot().manifest().generation
     }
 
     /// Live documents.
     pub fn num_docs(&self) -> u64 {
-        self.snap.num_docs()
+        self.snapshots().map(Snapshot::num_docs).sum()
     }
 
-    /// One past the largest document number.
+    /// One past the largest document number of the searched shards' own
+    /// documents (a searcher with imported statistics numbers its documents
+    /// from its shard's first, [`CorpusStats::shard_base`], and ends there
+    /// plus this).
     pub fn max_doc(&self) -> u64 {
-        self.snap.max_doc()
+        self.snapshots().map(Snapshot::max_doc).sum()
     }
 
     /// The stored values of document `doc`.
     pub fn stored(&self, doc: u64) -> Result<Vec<(FieldId, Value)>> {
-        let (seg, local) = self
-            .snap
-            .locate(doc)
+        let (seg, local) = locate(&self.corpus.segments, doc)
             .ok_or_else(|| Error::InvalidArgument(format!("document {doc} out of range")))?;
         seg.reader.stored(local)
     }
@@ -398,9 +701,25 @@ impl Searcher {
         crate::highlight::highlight(self, query, doc, field, options)
     }
 
+    /// `query` compiled for this searcher's segments and statistics.
+    pub(crate) fn compile(&self, query: &Query) -> Result<Node> {
+        let limit = self.options.max_expansions;
+        if let Some(stats) = &self.corpus.imported
+            && stats.max_expansions() != limit as u64
+        {
+            return Err(Error::InvalidArgument(format!(
+                "the imported corpus statistics were gathered with an expansion limit of {}, \
+                 this searcher's is {limit}",
+                stats.max_expansions()
+            )));
+        }
+        self.corpus
+            .with_stats(|stats| self.corpus.compile(query, stats, limit))
+    }
+
     /// Runs `query`.
     pub fn search(&self, query: &Query, req: &SearchRequest) -> Result<Hits> {
-        let node = plan::compile_with(query, &self.snap, self.options.max_expansions)?;
+        let node = self.compile(query)?;
         let tally = Tally::new(req.total.threshold());
         if let Some(spec) = req.sort.as_ref().filter(|s| !s.is_score_order()) {
             return self.search_sorted(&node, req, spec, tally);
@@ -408,7 +727,7 @@ impl Searcher {
         let want = req
             .offset
             .saturating_add(req.limit)
-            .min(self.snap.max_doc() as usize);
+            .min(self.max_doc() as usize);
         let enter = |sink: &mut TopDocsSink, seg: &LiveSegment| sink.base = seg.base as u32;
         // Threads share their floors; one alone keeps its own.
         let shared = (self.threads_for(&node) > 1).then(SharedFloor::default);
@@ -435,15 +754,11 @@ impl Searcher {
             .skip(req.offset)
             .map(|(score, doc)| {
                 let doc = u64::from(doc);
-                let sort_values = match (&req.sort, self.snap.locate(doc)) {
+                let sort_values = match (&req.sort, locate(&self.corpus.segments, doc)) {
                     (Some(spec), Some((seg, local))) => sort_values(spec, seg, local, doc, score),
                     _ => Vec::new(),
                 };
-                Hit {
-                    doc,
-                    score,
-                    sort_values,
-                }
+                self.corpus.hit(doc, score, sort_values)
             })
             .collect();
         Ok(Hits {
@@ -483,7 +798,7 @@ impl Searcher {
         }
         self.options
             .threads
-            .clamp(1, self.snap.segments().len().max(1))
+            .clamp(1, self.corpus.segments.len().max(1))
     }
 
     /// The one loop over the snapshot's segments, on
@@ -502,7 +817,7 @@ impl Searcher {
         enter: impl Fn(&mut S, &'s LiveSegment) + Sync,
     ) -> Result<Vec<S>> {
         let path = self.path(node);
-        let segments = self.snap.segments();
+        let segments = self.corpus.segments.as_slice();
         let next = AtomicUsize::new(0);
         let work = || -> Result<S> {
             let mut sink = make();
@@ -589,7 +904,15 @@ impl Searcher {
             let mut all = alls.pop().expect("one sink").hits;
             let total = all.len() as u64;
             all.sort_by(|a, b| compare_hits(spec, a, b));
-            let hits = all.into_iter().skip(req.offset).take(req.limit).collect();
+            let hits = all
+                .into_iter()
+                .skip(req.offset)
+                .take(req.limit)
+                .map(|mut h| {
+                    self.corpus.name_shard(&mut h);
+                    h
+                })
+                .collect();
             return Ok(Hits {
                 hits,
                 total_hits: total,
@@ -600,40 +923,100 @@ impl Searcher {
         let want = req
             .offset
             .saturating_add(req.limit)
-            .min(self.snap.max_doc() as usize);
+            .min(self.max_doc() as usize);
         fn enter<'s>(c: &mut SortCollector<'s>, seg: &'s LiveSegment) {
             c.set_segment(seg);
         }
         let make = || SortCollector::new(spec, self.schema(), want, tally);
-        let mut collectors = self.drive(node, make, enter)?;
-        if collectors.len() == 1 {
-            let c = collectors.pop().expect("one collector");
-            let (total, exact, scored) = (c.total(), c.total_is_exact(), c.scored());
-            return Ok(Hits {
-                hits: c.into_hits(req.offset),
-                total_hits: total,
-                total_is_exact: exact,
-                scored_docs: scored,
-            });
+        let collectors = self.drive(node, make, enter)?;
+        let one = collectors.len() == 1;
+        let mut parts: Vec<Hits> = collectors
+            .into_iter()
+            .map(|c| {
+                let (total, exact, scored) = (c.total(), c.total_is_exact(), c.scored());
+                let mut hits = c.into_hits(if one { req.offset } else { 0 });
+                hits.iter_mut().for_each(|h| self.corpus.name_shard(h));
+                Hits {
+                    hits,
+                    total_hits: total,
+                    total_is_exact: exact,
+                    scored_docs: scored,
+                }
+            })
+            .collect();
+        if one {
+            return Ok(parts.pop().expect("one collector"));
         }
         // Each thread's collector keeps its best `want`: the best `want`
         // of their union are the search's.
-        let (mut total, mut exact, mut scored) = (0, true, 0);
-        let mut all = Vec::new();
-        for c in collectors {
-            total += c.total();
-            exact &= c.total_is_exact();
-            scored += c.scored();
-            all.extend(c.into_hits(0));
-        }
-        all.sort_by(|a, b| compare_hits(spec, a, b));
-        Ok(Hits {
-            hits: all.into_iter().skip(req.offset).take(req.limit).collect(),
-            total_hits: total,
-            total_is_exact: exact,
-            scored_docs: scored,
-        })
+        merge_hits(&parts, Some(spec), req.offset, req.limit)
     }
+}
+
+/// The page `[offset, offset + limit)` of the hits of several searches
+/// (shards searched with the same statistics and request, each page from
+/// its first hit: offset 0 and a limit of at least `offset + limit`), in
+/// the order one search of all of them gives (sorted by
+/// [`Hit::merge_key`]), with their totals summed (exact when every part's
+/// is) and their scored documents summed.
+///
+/// Errors: [`Error::InvalidArgument`] when a hit's sort values do not fit
+/// `sort` or a document (shard and shard document) is in two parts.
+pub fn merge_hits<H: Borrow<Hits>>(
+    parts: &[H],
+    sort: Option<&SortSpec>,
+    offset: usize,
+    limit: usize,
+) -> Result<Hits> {
+    let parts: Vec<&Hits> = parts.iter().map(Borrow::borrow).collect();
+    let lists: Vec<&[Hit]> = parts.iter().map(|h| h.hits.as_slice()).collect();
+    let hits = merge_order(&lists, sort, offset, limit)?
+        .into_iter()
+        .map(|(p, i)| parts[p].hits[i].clone())
+        .collect();
+    Ok(Hits {
+        hits,
+        total_hits: parts.iter().map(|h| h.total_hits).sum(),
+        total_is_exact: parts.iter().all(|h| h.total_is_exact),
+        scored_docs: parts.iter().map(|h| h.scored_docs).sum(),
+    })
+}
+
+/// The hits [`merge_hits`] returns, as (part, index in the part).
+pub fn merge_order(
+    parts: &[&[Hit]],
+    sort: Option<&SortSpec>,
+    offset: usize,
+    limit: usize,
+) -> Result<Vec<(usize, usize)>> {
+    let rules = sort.map_or(0, |s| s.rules.len());
+    let mut seen = std::collections::HashSet::new();
+    let mut keyed = Vec::with_capacity(parts.iter().map(|p| p.len()).sum());
+    for (p, hits) in parts.iter().enumerate() {
+        for (i, h) in hits.iter().enumerate() {
+            if h.sort_values.len() != rules {
+                return Err(Error::InvalidArgument(format!(
+                    "hit {i} of part {p} has {} sort values and the sort {rules} rules:                      merge the hits of one request only",
+                    h.sort_values.len()
+                )));
+            }
+            if !seen.insert((h.shard, h.shard_doc)) {
+                return Err(Error::InvalidArgument(format!(
+                    "document {} of shard {} is in two parts",
+                    h.shard_doc, h.shard
+                )));
+            }
+            keyed.push((h.merge_key(sort), p, i));
+        }
+    }
+    // The keys are distinct (each ends with its shard and document).
+    keyed.sort_unstable();
+    Ok(keyed
+        .into_iter()
+        .skip(offset)
+        .take(limit)
+        .map(|(_, p, i)| (p, i))
+        .collect())
 }
 
 /// Runs `f` with this thread's window buffers, kept from one search to
@@ -692,11 +1075,11 @@ impl Sink for CollectAll<'_> {
         let seg = self.seg.expect("a segment is entered before its matches");
         let score = if self.keep_score { score() } else { 0.0 };
         let global = seg.base + u64::from(doc);
-        self.hits.push(Hit {
-            doc: global,
+        self.hits.push(Hit::new(
+            global,
             score,
-            sort_values: sort_values(self.spec, seg, doc, global, score),
-        });
+            sort_values(self.spec, seg, doc, global, score),
+        ));
     }
 }
 

@@ -1457,3 +1457,346 @@ fn phrases_from_op_phrase_and_from_the_parser_agree() {
     let usage = fails(&["search", s(&idx), "a b", "--op", "phrase", "--parse"], 2);
     assert!(usage.contains("--syntax terms"), "{usage}");
 }
+
+/// The sample corpus split by document order into three shards (each
+/// indexed in segments of 700 documents), and one index of the same
+/// documents appended in the same three runs: `(single, shards)`.
+fn index_sample_shards(tmp: &Path) -> (PathBuf, Vec<PathBuf>) {
+    let schema = data("schema.json");
+    let single = tmp.join("single");
+    let mut shards = Vec::new();
+    for (i, range) in [0..2000, 2000..3500, 3500..6000].into_iter().enumerate() {
+        let part = sample_lines(tmp, &format!("part{i}.jsonl"), range);
+        let dir = tmp.join(format!("shard{i}"));
+        ok(&index_args(
+            &dir,
+            &schema,
+            &part,
+            &["--segment-docs", "700"],
+        ));
+        let mut args = vec!["index", s(&single), "--input", s(&part)];
+        args.extend(["--segment-docs", "700"]);
+        if i == 0 {
+            args.extend(["--schema", s(&schema)]);
+        }
+        ok(&args);
+        shards.push(dir);
+    }
+    (single, shards)
+}
+
+/// [`search_tsv_args`] over the directories `dirs`, then each of `extra`.
+fn shards_tsv_args<'a>(dirs: &[&'a str], queries: &'a Path, extra: &[&[&'a str]]) -> Vec<&'a str> {
+    let mut args = search_tsv_args(Path::new(dirs[0]), queries, &[]);
+    args.splice(2..2, dirs[1..].iter().copied());
+    args.extend(extra.iter().flat_map(|e| e.iter().copied()));
+    args
+}
+
+/// A tsv row without the columns of shards (shard, shard_doc and
+/// merge_key): the row one index prints.
+fn unsharded(line: &str) -> String {
+    let cols: Vec<&str> = line.split('\t').collect();
+    let mut keep: Vec<&str> = cols[..3].to_vec();
+    keep.extend(&cols[5..9]);
+    keep.extend(&cols[10..]);
+    keep.join("\t")
+}
+
+#[test]
+fn several_directories_search_as_one_index() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (single, shards) = index_sample_shards(tmp.path());
+    let queries = data("queries.tsv");
+    let dirs: Vec<&str> = shards.iter().map(|d| s(d)).collect();
+    let docs: Vec<u64> = shards
+        .iter()
+        .map(|d| stats_json(d)["documents"]["total"].as_u64().unwrap())
+        .collect();
+    for extra in [
+        &["--k", "10"][..],
+        &["--k", "7", "--offset", "5", "--op", "and"],
+        &[
+            "--k",
+            "12",
+            "--sort",
+            "year:desc,score",
+            "--highlight",
+            "body",
+        ],
+        &[
+            "--k",
+            "5",
+            "--sort",
+            "category,doc:desc",
+            "--search-threads",
+            "3",
+        ],
+        &["--k", "5", "--syntax", "parser", "--exec", "daat"],
+    ] {
+        let one = ok(&search_tsv_args(&single, &queries, extra));
+        let many = ok(&shards_tsv_args(&dirs, &queries, &[extra]));
+        let lines: Vec<&str> = many.lines().collect();
+        assert!(lines[0].starts_with(
+            "qno\tclass\trank\tshard\tshard_doc\tid\tscore\tscore_bits\ttotal_hits\tmerge_key"
+        ));
+        let stripped: Vec<String> = lines.iter().map(|l| unsharded(l)).collect();
+        assert_eq!(stripped.join("\n") + "\n", one, "{extra:?}");
+        // Each hit's shard and shard document are its id's (ids count
+        // the sample's documents from 1).
+        for l in &lines[1..] {
+            let c: Vec<&str> = l.split('\t').collect();
+            if c[2] == "0" {
+                assert_eq!((c[3], c[4], c[9]), ("-", "-", "-"));
+                continue;
+            }
+            let (shard, sdoc): (usize, u64) = (c[3].parse().unwrap(), c[4].parse().unwrap());
+            let id: u64 = c[5].parse().unwrap();
+            assert_eq!(docs[..shard].iter().sum::<u64>() + sdoc + 1, id, "{l}");
+        }
+    }
+    // One directory prints one index's columns, with --query as with QUERY.
+    let a = ok(&["search", s(&single), "elizabeth", "--format", "tsv"]);
+    assert_eq!(
+        ok(&[
+            "search",
+            s(&single),
+            "--query",
+            "elizabeth",
+            "--format",
+            "tsv"
+        ]),
+        a
+    );
+    assert!(a.starts_with("qno\tclass\trank\tid\tscore"));
+    // json names shards too.
+    let mut args = vec!["search"];
+    args.extend(&dirs);
+    args.extend(["--query", "elizabeth darcy", "--format", "json"]);
+    let j: serde_json::Value = serde_json::from_str(ok(&args).trim()).unwrap();
+    let hit = &j["hits"][0];
+    assert!(hit["shard"].is_u64() && hit["shard_doc"].is_u64() && hit["merge_key"].is_string());
+    // A shard of another schema is named.
+    let other = tmp.path().join("other");
+    let schema = tmp.path().join("other.json");
+    std::fs::write(
+        &schema,
+        r#"{"fields": [{"name": "id", "type": "i64", "stored": true, "indexed": true},
+                       {"name": "body", "type": "text", "stored": true}]}"#,
+    )
+    .unwrap();
+    let part = sample_lines(tmp.path(), "few.jsonl", 0..3);
+    let few = tmp.path().join("few-fields.jsonl");
+    let text = std::fs::read_to_string(&part).unwrap();
+    let lines: Vec<String> = text
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            serde_json::json!({"id": v["id"], "body": v["body"]}).to_string()
+        })
+        .collect();
+    std::fs::write(&few, lines.join("\n") + "\n").unwrap();
+    ok(&index_args(&other, &schema, &few, &[]));
+    let err = fails(&["search", dirs[0], s(&other), "--query", "x"], 1);
+    assert!(err.contains("shard 1") && err.contains("schema"), "{err}");
+}
+
+#[test]
+fn shard_statistics_and_merged_pages_reproduce_the_multi_directory_output() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (_, shards) = index_sample_shards(tmp.path());
+    let queries = data("queries.tsv");
+    let dirs: Vec<&str> = shards.iter().map(|d| s(d)).collect();
+    for opts in [&[][..], &["--op", "and"], &["--syntax", "parser"]] {
+        let blobs: Vec<PathBuf> = (0..shards.len())
+            .map(|i| tmp.path().join(format!("s{i}.qst")))
+            .collect();
+        for (dir, blob) in dirs.iter().zip(&blobs) {
+            let mut args = vec!["stats", dir, "--queries", s(&queries), "--out", s(blob)];
+            args.extend(opts);
+            let said = ok(&args);
+            assert!(
+                said.starts_with("wrote ") && said.contains("1 shard"),
+                "{said}"
+            );
+        }
+        let all = tmp.path().join("all.qst");
+        let mut args = vec!["stats-merge"];
+        args.extend(blobs.iter().map(|b| s(b)));
+        args.extend(["--out", s(&all)]);
+        assert!(ok(&args).contains("3 shards"));
+        for page in [
+            &["--k", "10"][..],
+            &["--k", "6", "--offset", "4", "--highlight", "body"],
+            &["--k", "8", "--sort", "year:desc,score"],
+            &["--k", "3", "--offset", "2", "--sort", "category,year"],
+        ] {
+            let (k, offset) = page_of(page);
+            // The shards' pages, each from its first hit.
+            let mut parts = Vec::new();
+            for (i, dir) in dirs.iter().enumerate() {
+                let want = (k + offset).to_string();
+                let shard = i.to_string();
+                let mut args = vec!["search", dir, "--stats", s(&all), "--shard-id", &shard];
+                args.extend([
+                    "--queries",
+                    s(&queries),
+                    "--format",
+                    "tsv",
+                    "--id-field",
+                    "id",
+                ]);
+                args.extend(without_page(page));
+                args.extend(opts);
+                args.extend(["--k", &want]);
+                let path = tmp.path().join(format!("part{i}.tsv"));
+                std::fs::write(&path, ok(&args)).unwrap();
+                parts.push(path);
+            }
+            let (k, offset) = (k.to_string(), offset.to_string());
+            let mut args = vec!["search-merge"];
+            args.extend(parts.iter().map(|p| s(p)));
+            args.extend(["--k", &k, "--offset", &offset]);
+            let merged = ok(&args);
+            let multi = ok(&shards_tsv_args(&dirs, &queries, &[page, opts]));
+            assert_eq!(merged, multi, "{opts:?} {page:?}");
+            // A page past what the parts hold cannot be merged.
+            let more = (k.parse::<usize>().unwrap() + 50).to_string();
+            let mut args = vec!["search-merge"];
+            args.extend(parts.iter().map(|p| s(p)));
+            args.extend(["--k", &more]);
+            let err = fails(&args, 1);
+            assert!(err.contains("--k"), "{err}");
+        }
+    }
+    // A shard searched from an offset cannot be merged; statistics of
+    // other queries, another shard's number, a damaged blob.
+    let all = s(&tmp.path().join("all.qst")).to_owned();
+    let part = tmp.path().join("offset.tsv");
+    let out = ok(&[
+        "search",
+        dirs[1],
+        "--stats",
+        &all,
+        "--shard-id",
+        "1",
+        "--queries",
+        s(&queries),
+        "--format",
+        "tsv",
+        "--offset",
+        "2",
+    ]);
+    std::fs::write(&part, out).unwrap();
+    let err = fails(&["search-merge", s(&part)], 1);
+    assert!(err.contains("--offset 0"), "{err}");
+    // Shard `shard` of `dirs[0]` with the statistics `blob`, for `query`.
+    let with_stats = |blob: &str, shard: &str, query: &str| {
+        let args = [
+            "search",
+            dirs[0],
+            "--stats",
+            blob,
+            "--shard-id",
+            shard,
+            "--query",
+            query,
+        ];
+        fails(&args, 1)
+    };
+    let err = with_stats(&all, "0", "zebra");
+    assert!(err.contains("lack") && err.contains("zebra"), "{err}");
+    let err = with_stats(&all, "1", "x");
+    assert!(err.contains("shard 1"), "{err}");
+    let mut bytes = std::fs::read(&all).unwrap();
+    let n = bytes.len();
+    bytes[n / 2] ^= 1;
+    let bad = tmp.path().join("bad.qst");
+    std::fs::write(&bad, &bytes).unwrap();
+    let err = with_stats(s(&bad), "0", "x");
+    assert!(err.contains("corrupt") && err.contains("bad.qst"), "{err}");
+    let err = fails(
+        &["stats-merge", s(&bad), "--out", s(&tmp.path().join("x"))],
+        1,
+    );
+    assert!(err.contains("checksum"), "{err}");
+}
+
+/// `--k` and `--offset` of a page's options (10 and 0 when absent).
+fn page_of(page: &[&str]) -> (usize, usize) {
+    let get = |name: &str, default: usize| {
+        page.iter()
+            .position(|a| *a == name)
+            .map_or(default, |i| page[i + 1].parse().unwrap())
+    };
+    (get("--k", 10), get("--offset", 0))
+}
+
+/// A page's options without `--k` and `--offset`.
+fn without_page<'a>(page: &[&'a str]) -> Vec<&'a str> {
+    let mut out = Vec::new();
+    let mut it = page.iter();
+    while let Some(a) = it.next() {
+        if *a == "--k" || *a == "--offset" {
+            it.next();
+        } else {
+            out.push(*a);
+        }
+    }
+    out
+}
+
+#[test]
+fn shard_usage_errors_exit_2() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (idx, _base) = index_sample_head(tmp.path(), 50);
+    let d = s(&idx);
+    let cases: &[&[&str]] = &[
+        &["search", d, d, d],
+        &["search", d, "--query", "x", "--queries", "q.tsv"],
+        &["search", d, "nodir", "--query", "x"],
+        &["search", d, "--query", "x", "--stats", "b.qst"],
+        &["search", d, "--query", "x", "--shard-id", "1"],
+        &[
+            "search",
+            d,
+            d,
+            "--query",
+            "x",
+            "--stats",
+            "b",
+            "--shard-id",
+            "0",
+        ],
+        &[
+            "search",
+            d,
+            "--query",
+            "x",
+            "--stats",
+            "b",
+            "--shard-id",
+            "-1",
+        ],
+        &["stats", d, "--out", "b.qst"],
+        &["stats", d, "--query", "x"],
+        &["stats", d, "--query", "x", "--out", "b", "--format", "json"],
+        &["stats", d, "--query", "x", "--out", "b", "--op", "xor"],
+        &["stats-merge"],
+        &["stats-merge", "a.qst"],
+        &["search-merge"],
+        &["search-merge", "a.tsv", "--k", "x"],
+    ];
+    for args in cases {
+        let err = fails(args, 2);
+        assert!(err.starts_with("quarry: "), "{args:?}: {err}");
+        assert!(err.contains("--help"), "{args:?}: {err}");
+    }
+    for args in [
+        &["stats-merge", "--help"][..],
+        &["search-merge", "-h"],
+        &["help", "stats-merge"],
+    ] {
+        assert!(ok(args).contains("Usage: quarry"), "{args:?}");
+    }
+}

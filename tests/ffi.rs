@@ -355,6 +355,11 @@ fn c_phrases() {
 }
 
 #[test]
+fn c_shards() {
+    run_program(&[], &build_c99("shards"), &[], &[]);
+}
+
+#[test]
 fn c_error_paths() {
     run_program(&[], &build_c99("errors"), &[], &[]);
 }
@@ -415,6 +420,7 @@ fn c_tests_under_valgrind() {
     run_program(&vg, &build_c99("analyzers"), &[], &[]);
     run_program(&vg, &build_c99("highlight"), &[], &[]);
     run_program(&vg, &build_c99("phrase"), &[], &[]);
+    run_program(&vg, &build_c99("shards"), &[], &[]);
     run_program(&vg, &build_c99("panic"), &[], &[]);
     run_program(&vg, &build_c99("threads"), &["6", "4"], &[]);
     // valgrind must see the library's allocations: a double free of a
@@ -493,6 +499,7 @@ fn c_tests_under_address_and_undefined_sanitizers() {
         "query_lang",
         "analyzers",
         "phrase",
+        "shards",
         "panic",
         "threads",
     ] {

@@ -25,11 +25,12 @@ mod common;
 
 type Entry = fn(&[u8]) -> fuzz::Reached;
 
-const TARGETS: [(&str, Entry); 5] = [
+const TARGETS: [(&str, Entry); 6] = [
     ("segment", fuzz::segment),
     ("postings", fuzz::postings),
     ("manifest", fuzz::manifest),
     ("tombstones", fuzz::tombstones),
+    ("stats", fuzz::stats),
     ("capi", fuzz::capi),
 ];
 
@@ -233,6 +234,20 @@ fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
     for (i, p) in capi_programs().into_iter().enumerate() {
         out.push(("capi", format!("program-{i}"), p));
     }
+    // Statistics of terms and a prefix; and of two shards.
+    let searcher = Searcher::open(fresh.path()).unwrap();
+    let body = searcher.schema().field("body").unwrap();
+    let queries = [
+        Query::matching(body, "the sea ship nothing", Operator::Or),
+        Query::boolean()
+            .add(Occur::Must, Query::term(body, "whale"))
+            .add(Occur::MustNot, Query::term(body, "ahab")),
+        Query::prefix(body, "s"),
+    ];
+    let one = searcher.corpus_stats(&queries).unwrap();
+    out.push(("stats", "fresh".into(), one.encode()));
+    let two = CorpusStats::merge(&[one.clone(), one]).unwrap();
+    out.push(("stats", "fresh-twice".into(), two.encode()));
     out
 }
 

@@ -125,6 +125,8 @@ fn capi_uses_only_the_public_api() {
         "IndexWriter",
         "WriterConfig",
         "compare_values",
+        "CorpusStats",
+        "merge_hits",
         "check",
         "capi",
     ];

@@ -20,8 +20,8 @@ use quarry::format::postings::{BLOCK_LEN, Impact, Postings};
 use quarry::format::{self, segment};
 use quarry::read::{ReadMode, SegmentReader, StoredCache};
 use quarry::{
-    ExecMode, FieldId, FieldType, Occur, Operator, Query, Schema, SearchOptions, SearchRequest,
-    Searcher, SortKey, SortSpec, TotalMode,
+    CorpusStats, ExecMode, FieldId, FieldType, Occur, Operator, Query, Schema, SearchOptions,
+    SearchRequest, Searcher, SortKey, SortSpec, TotalMode,
 };
 
 mod capi;
@@ -402,6 +402,24 @@ pub fn tombstones(data: &[u8]) -> Reached {
         );
         let counted: u32 = bits.iter().map(|w| w.count_ones()).sum();
         assert_eq!(counted, del);
+    }
+    reached
+}
+
+/// Fuzz target `stats`: a corpus statistics blob.
+pub fn stats(data: &[u8]) -> Reached {
+    let mut reached = Reached::default();
+    let bytes = with_valid_crc(data);
+    if let Ok(s) = CorpusStats::decode(&bytes) {
+        reached.opened = true;
+        // The layout has one encoding of each value: what decodes encodes
+        // back to the same bytes.
+        assert_eq!(s.encode(), bytes);
+        // Merging a blob with itself doubles its shards (or overflows).
+        if let Ok(m) = CorpusStats::merge(&[s.clone(), s.clone()]) {
+            assert_eq!(m.shard_docs().len(), 2 * s.shard_docs().len());
+            assert_eq!(m.term_count(), s.term_count());
+        }
     }
     reached
 }

@@ -7,10 +7,12 @@ use std::sync::{Mutex, OnceLock};
 use super::query::quarry_query;
 use super::status::{QUARRY_INVALID_ARGUMENT, QUARRY_NO_VALUE, QUARRY_SCHEMA, quarry_status};
 use super::{
-    CResult, Failure, Handle, check_out, free_handle, guard, guard_value, handle_ref, into_handle,
-    str_arg, write_out,
+    CResult, Failure, Handle, check_out, free_handle, guard, guard_value, handle_ref, handles_arg,
+    into_handle, str_arg, write_bytes_out, write_out,
 };
-use crate::{FieldId, FieldType, HighlightOptions, Hit, Hits, Searcher, SortKey, Value};
+use crate::{
+    FieldId, FieldType, HighlightOptions, Hit, Hits, Searcher, SortKey, SortSpec, Value, merge_hits,
+};
 
 /// The hits of one search: the requested page in order, the total number
 /// of matches, and per hit its document number, score, sort values and
@@ -29,31 +31,40 @@ pub struct quarry_hits {
 type StoredResult = Result<Vec<(FieldId, Value)>, (quarry_status, String)>;
 
 pub(crate) struct HitsInner {
-    /// Keeps the snapshot mapped and resolves stored values and field names.
-    searcher: Searcher,
+    /// The searchers the hits come from (several for merged hits): each
+    /// keeps its snapshots mapped and resolves stored values and field
+    /// names (their schemas are the same).
+    searchers: Vec<Searcher>,
+    /// Per hit, its searcher's index in `searchers`.
+    from: Vec<usize>,
     hits: Hits,
-    /// What each rule of the sort spec used compares (empty without one).
-    rules: Vec<SortKey>,
+    /// The sort spec the search used (`None`: score order).
+    sort: Option<SortSpec>,
+    /// The hits the search skipped before this page.
+    offset: usize,
     /// Per hit, its stored values once read.
     stored: Vec<OnceLock<StoredResult>>,
     /// The excerpts handed out by `quarry_hits_highlight`, kept until the
     /// hits are freed (each box's bytes stay put as the list grows).
     excerpts: Mutex<Vec<Box<str>>>,
+    /// Per hit, its merge key, made at the first `quarry_hits_merge_key`.
+    keys: OnceLock<Vec<Vec<u8>>>,
 }
 
 impl Handle for quarry_hits {
     type Inner = HitsInner;
 }
 
-pub(crate) fn new_hits(searcher: Searcher, hits: Hits, rules: Vec<SortKey>) -> *mut quarry_hits {
-    let stored = (0..hits.hits.len()).map(|_| OnceLock::new()).collect();
-    into_handle::<quarry_hits>(HitsInner {
-        searcher,
-        hits,
-        rules,
-        stored,
-        excerpts: Mutex::new(Vec::new()),
-    })
+/// A hits handle of one search's page (`offset` hits skipped), in the
+/// order of `sort`.
+pub(crate) fn new_hits(
+    searcher: Searcher,
+    hits: Hits,
+    sort: Option<SortSpec>,
+    offset: usize,
+) -> *mut quarry_hits {
+    let from = vec![0; hits.hits.len()];
+    into_handle::<quarry_hits>(HitsInner::new(vec![searcher], from, hits, sort, offset))
 }
 
 /// The type of a value: one of the `QUARRY_VALUE_*` constants.
@@ -95,6 +106,35 @@ impl Kind {
 }
 
 impl HitsInner {
+    fn new(
+        searchers: Vec<Searcher>,
+        from: Vec<usize>,
+        hits: Hits,
+        sort: Option<SortSpec>,
+        offset: usize,
+    ) -> HitsInner {
+        HitsInner {
+            stored: (0..hits.hits.len()).map(|_| OnceLock::new()).collect(),
+            searchers,
+            from,
+            hits,
+            sort,
+            offset,
+            excerpts: Mutex::new(Vec::new()),
+            keys: OnceLock::new(),
+        }
+    }
+
+    /// The searcher hit `index` (in range) comes from.
+    fn searcher_of(&self, index: usize) -> &Searcher {
+        &self.searchers[self.from[index]]
+    }
+
+    /// The keys of the sort spec's rules (empty without one).
+    fn rules(&self) -> impl Iterator<Item = SortKey> + '_ {
+        self.sort.iter().flat_map(|s| s.rules.iter().map(|r| r.key))
+    }
+
     fn hit(&self, index: usize) -> CResult<&Hit> {
         self.hits.hits.get(index).ok_or_else(|| {
             Failure::new(
@@ -113,7 +153,7 @@ impl HitsInner {
     /// type is `QUARRY_SCHEMA` whether or not the document has a value.
     fn stored(&self, index: usize, name: &str, kind: Kind) -> CResult<&Value> {
         let doc = self.hit(index)?.doc;
-        let schema = self.searcher.schema();
+        let schema = self.searcher_of(index).schema();
         let id = schema.field(name).ok_or_else(|| {
             Failure::new(QUARRY_SCHEMA, format!("the schema has no field {name:?}"))
         })?;
@@ -137,7 +177,7 @@ impl HitsInner {
         }
         let values = self.stored[index]
             .get_or_init(|| {
-                self.searcher
+                self.searcher_of(index)
                     .stored(doc)
                     .map_err(|e| (super::status::status_of(&e), e.to_string()))
             })
@@ -163,7 +203,7 @@ impl HitsInner {
             Some(v) => Ok(v.as_ref()),
             None => Err(Failure::invalid(format!(
                 "sort rule index {rule} out of range ({} rules)",
-                self.rules.len()
+                self.rules().count()
             ))),
         }
     }
@@ -174,10 +214,14 @@ impl HitsInner {
     /// `QUARRY_INVALID_ARGUMENT` whether or not the document has a value.
     fn typed_sort_value(&self, index: usize, rule: usize, kind: Kind) -> CResult<&Value> {
         let value = self.sort_value(index, rule)?;
-        let rule_kind = match self.rules[rule] {
+        let key = self
+            .rules()
+            .nth(rule)
+            .ok_or_else(|| Failure::invalid(format!("sort rule index {rule} out of range")))?;
+        let rule_kind = match key {
             SortKey::Score => Kind::F64,
             SortKey::Doc => Kind::I64,
-            SortKey::Field(id) => Kind::of_field(self.searcher.schema().def(id).ty),
+            SortKey::Field(id) => Kind::of_field(self.searcher_of(index).schema().def(id).ty),
         };
         if rule_kind != kind {
             return Err(Failure::invalid(format!(
@@ -246,7 +290,9 @@ pub unsafe extern "C" fn quarry_hits_total_is_exact(hits: *const quarry_hits) ->
 
 /// The document number of hit `index` (0-based, `< quarry_hits_len`).
 /// Document numbers are positions in the searcher's snapshot: stable for
-/// that snapshot only (commits and merges renumber).
+/// that snapshot only (commits and merges renumber). A searcher of several
+/// shards numbers their documents one shard after the other (see
+/// `quarry_hits_shard` and `quarry_hits_shard_doc`).
 ///
 /// Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_INVALID_ARGUMENT` (index out of range).
 ///
@@ -259,15 +305,8 @@ pub unsafe extern "C" fn quarry_hits_doc(
     index: usize,
     out: *mut u64,
 ) -> quarry_status {
-    guard(|| {
-        // SAFETY: the caller guarantees a live hits object; only shared access is used.
-        let hits = unsafe { handle_ref(hits, "hits") }?;
-        check_out(out, "out")?;
-        let doc = hits.hit(index)?.doc;
-        // SAFETY: `out` was checked non-NULL; the caller guarantees it is writable.
-        unsafe { write_out(out, doc) };
-        Ok(())
-    })
+    // SAFETY: the caller's guarantees are `hit_field`'s.
+    unsafe { hit_field(hits, index, out, |h| h.doc) }
 }
 
 /// The BM25 score of hit `index`: 0 for documents matched only by filter
@@ -287,15 +326,8 @@ pub unsafe extern "C" fn quarry_hits_score(
     index: usize,
     out: *mut f32,
 ) -> quarry_status {
-    guard(|| {
-        // SAFETY: the caller guarantees a live hits object; only shared access is used.
-        let hits = unsafe { handle_ref(hits, "hits") }?;
-        check_out(out, "out")?;
-        let score = hits.hit(index)?.score;
-        // SAFETY: `out` was checked non-NULL; the caller guarantees it is writable.
-        unsafe { write_out(out, score) };
-        Ok(())
-    })
+    // SAFETY: the caller's guarantees are `hit_field`'s.
+    unsafe { hit_field(hits, index, out, |h| h.score) }
 }
 
 /// The stored value of the text or string field `field` of hit `index`, as
@@ -335,10 +367,7 @@ pub unsafe extern "C" fn quarry_hits_stored_str(
         let s = value.as_str().ok_or_else(|| unexpected(value))?;
         // SAFETY: both were checked non-NULL; the caller guarantees they are
         // writable. The bytes live in `hits` until it is freed.
-        unsafe {
-            write_out(out_ptr, s.as_ptr().cast::<c_char>());
-            write_out(out_len, s.len());
-        }
+        unsafe { write_bytes_out(out_ptr, out_len, s.as_bytes()) };
         Ok(())
     })
 }
@@ -409,7 +438,8 @@ pub unsafe extern "C" fn quarry_hits_highlight(
         check_out(out_ptr, "out_ptr")?;
         check_out(out_len, "out_len")?;
         let doc = hits.hit(index)?.doc;
-        let schema = hits.searcher.schema();
+        let searcher = hits.searcher_of(index);
+        let schema = searcher.schema();
         let id = schema.field(name).ok_or_else(|| {
             Failure::new(QUARRY_SCHEMA, format!("the schema has no field {name:?}"))
         })?;
@@ -420,8 +450,7 @@ pub unsafe extern "C" fn quarry_hits_highlight(
             max_bytes: max_len,
             ..HighlightOptions::default()
         };
-        let excerpt = hits
-            .searcher
+        let excerpt = searcher
             .highlight(&q, doc, id, &options)?
             .ok_or_else(|| {
                 Failure::new(
@@ -430,18 +459,13 @@ pub unsafe extern "C" fn quarry_hits_highlight(
                 )
             })?
             .into_boxed_str();
-        let (ptr, len) = (excerpt.as_ptr(), excerpt.len());
-        hits.excerpts
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(excerpt);
+        let mut kept = hits.excerpts.lock().unwrap_or_else(|e| e.into_inner());
+        kept.push(excerpt);
+        let bytes = kept.last().expect("just pushed").as_bytes();
         // SAFETY: both were checked non-NULL; the caller guarantees they are
         // writable. The bytes are the boxed excerpt's, now kept in `hits`
         // (never dropped or moved before `quarry_hits_free`).
-        unsafe {
-            write_out(out_ptr, ptr.cast::<c_char>());
-            write_out(out_len, len);
-        }
+        unsafe { write_bytes_out(out_ptr, out_len, bytes) };
         Ok(())
     })
 }
@@ -495,7 +519,7 @@ pub unsafe extern "C" fn quarry_hits_stored_f64(
 pub unsafe extern "C" fn quarry_hits_sort_value_count(hits: *const quarry_hits) -> usize {
     guard_value(0, || {
         // SAFETY: the caller guarantees a live hits object; only shared access is used.
-        Ok(unsafe { handle_ref(hits, "hits") }?.rules.len())
+        Ok(unsafe { handle_ref(hits, "hits") }?.rules().count())
     })
 }
 
@@ -609,10 +633,7 @@ pub unsafe extern "C" fn quarry_hits_sort_value_str(
         let s = value.as_str().ok_or_else(|| unexpected(value))?;
         // SAFETY: both were checked non-NULL; the caller guarantees they are
         // writable. The bytes live in `hits` until it is freed.
-        unsafe {
-            write_out(out_ptr, s.as_ptr().cast::<c_char>());
-            write_out(out_len, s.len());
-        }
+        unsafe { write_bytes_out(out_ptr, out_len, s.as_bytes()) };
         Ok(())
     })
 }
@@ -666,6 +687,189 @@ unsafe fn sort_value_as<T>(
         check_out(out, "out")?;
         let value = hits.typed_sort_value(index, rule, kind)?;
         let v = pick(value).ok_or_else(|| unexpected(value))?;
+        // SAFETY: `out` was checked non-NULL; the caller guarantees it is writable.
+        unsafe { write_out(out, v) };
+        Ok(())
+    })
+}
+
+/// The shard of hit `index`: the position of its index among the paths
+/// given to `quarry_searcher_open_many` (0 for a searcher of one index), or
+/// the shard number given to `quarry_searcher_with_stats`.
+///
+/// Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_INVALID_ARGUMENT` (index out of range).
+///
+/// # Safety
+/// `hits` is NULL or a live hits object; `out` is NULL or valid for writing
+/// a `uint32_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn quarry_hits_shard(
+    hits: *const quarry_hits,
+    index: usize,
+    out: *mut u32,
+) -> quarry_status {
+    // SAFETY: the caller's guarantees are `hit_field`'s.
+    unsafe { hit_field(hits, index, out, |h| h.shard) }
+}
+
+/// The document number of hit `index` within its shard's index (what
+/// `quarry_hits_doc` is in a searcher of that index alone). With several
+/// shards `quarry_hits_doc` numbers the documents of all of them, one
+/// shard after the other.
+///
+/// Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_INVALID_ARGUMENT` (index out of range).
+///
+/// # Safety
+/// `hits` is NULL or a live hits object; `out` is NULL or valid for writing
+/// a `uint64_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn quarry_hits_shard_doc(
+    hits: *const quarry_hits,
+    index: usize,
+    out: *mut u64,
+) -> quarry_status {
+    // SAFETY: the caller's guarantees are `hit_field`'s.
+    unsafe { hit_field(hits, index, out, |h| h.shard_doc) }
+}
+
+/// The merge key of hit `index`: bytes whose order is the order of hits of
+/// the same request, whatever shard they come from (compare keys with
+/// `memcmp` over the shorter length, the shorter key first when they
+/// agree). A coordinator merges shards' pages by sorting their hits by key
+/// (docs/SCALE-OUT.md); docs/C-API.md gives the encoding (score or sort
+/// values, then shard and shard document).
+///
+/// Ownership: the bytes belong to `hits` and stay valid until
+/// `quarry_hits_free(hits)`.
+/// Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_INVALID_ARGUMENT` (index out of range).
+///
+/// # Safety
+/// `hits` is NULL or a live hits object; `out_ptr`/`out_len` are NULL or
+/// valid for writing a pointer / a `size_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn quarry_hits_merge_key(
+    hits: *const quarry_hits,
+    index: usize,
+    out_ptr: *mut *const u8,
+    out_len: *mut usize,
+) -> quarry_status {
+    guard(|| {
+        // SAFETY: the caller guarantees a live hits object; only shared access is used.
+        let hits = unsafe { handle_ref(hits, "hits") }?;
+        check_out(out_ptr, "out_ptr")?;
+        check_out(out_len, "out_len")?;
+        hits.hit(index)?;
+        let keys = hits.keys.get_or_init(|| {
+            let sort = hits.sort.as_ref();
+            hits.hits.hits.iter().map(|h| h.merge_key(sort)).collect()
+        });
+        let key = &keys[index];
+        // SAFETY: both were checked non-NULL; the caller guarantees they are
+        // writable. The bytes live in `hits` until it is freed.
+        unsafe { write_bytes_out(out_ptr, out_len, key) };
+        Ok(())
+    })
+}
+
+/// Merges the pages of several shards' searches into the page `[offset,
+/// offset + limit)` of their union, in the order one search of all the
+/// shards gives: the hits a searcher of every shard
+/// (`quarry_searcher_open_many`) returns for the same request, when each
+/// part is one shard's search with the same merged statistics
+/// (`quarry_searcher_with_stats`), the same query and sort, offset 0 and a
+/// limit of at least `offset + limit`. The total is the parts' sum, exact
+/// when every part's is. The merged hits' stored values, excerpts and sort
+/// values are read through the parts' searchers.
+///
+/// `parts` is an array of `count` hits objects, only read (each may be
+/// freed after the call).
+/// On `QUARRY_OK`, `*out` is a new hits object owned by the caller.
+/// Errors: `QUARRY_NULL_ARGUMENT` (`parts`, an element of it, `out`),
+/// `QUARRY_INVALID_ARGUMENT` (`count` 0; a part searched with an offset,
+/// or with another sort than the first part's; a document in two parts),
+/// `QUARRY_SCHEMA` (parts of indexes of different schemas).
+/// Thread safety: the parts may be in use by other threads' getters.
+///
+/// # Safety
+/// `parts` is NULL or valid for reading `count` pointers, each NULL or a
+/// live hits object; `out` is NULL or valid for writing one pointer.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn quarry_hits_merge(
+    parts: *const *const quarry_hits,
+    count: usize,
+    offset: usize,
+    limit: usize,
+    out: *mut *mut quarry_hits,
+) -> quarry_status {
+    guard(|| {
+        // SAFETY: the caller guarantees `count` readable pointers, each NULL
+        // or a live hits object.
+        let parts = unsafe { handles_arg::<quarry_hits>(parts, count, "parts") }?;
+        check_out(out, "out")?;
+        let Some(first) = parts.first() else {
+            return Err(Failure::invalid("merging hits needs at least one part"));
+        };
+        for (i, p) in parts.iter().enumerate() {
+            if p.offset != 0 {
+                return Err(Failure::invalid(format!(
+                    "part {i} was searched with offset {}: search each shard from its first \
+                     hit (offset 0, limit offset + limit) and merge with the offset",
+                    p.offset
+                )));
+            }
+            if p.sort != first.sort {
+                return Err(Failure::invalid(format!(
+                    "part {i} was searched with another sort than part 0"
+                )));
+            }
+            if p.searchers[0].schema() != first.searchers[0].schema() {
+                return Err(Failure::new(
+                    QUARRY_SCHEMA,
+                    format!("part {i} comes from an index of another schema than part 0"),
+                ));
+            }
+        }
+        let pages: Vec<&Hits> = parts.iter().map(|p| &p.hits).collect();
+        let merged = merge_hits(&pages, first.sort.as_ref(), offset, limit)?;
+        // Each merged hit reads through the searcher of the part it came
+        // from; (shard, shard document) names it in one part only.
+        let mut searchers = Vec::new();
+        let mut source = std::collections::HashMap::new();
+        for p in &parts {
+            for (h, &f) in p.hits.hits.iter().zip(&p.from) {
+                source.insert((h.shard, h.shard_doc), searchers.len() + f);
+            }
+            searchers.extend(p.searchers.iter().cloned());
+        }
+        let from = merged
+            .hits
+            .iter()
+            .map(|h| source[&(h.shard, h.shard_doc)])
+            .collect();
+        let inner = HitsInner::new(searchers, from, merged, first.sort.clone(), offset);
+        // SAFETY: `out` was checked non-NULL; the caller guarantees it is writable.
+        unsafe { write_out(out, into_handle::<quarry_hits>(inner)) };
+        Ok(())
+    })
+}
+
+/// The body of the per-hit integer getters: `pick` takes the value out of
+/// hit `index`.
+///
+/// # Safety
+/// `hits` is NULL or a live hits object; `out` is NULL or valid for
+/// writing a `T`.
+unsafe fn hit_field<T>(
+    hits: *const quarry_hits,
+    index: usize,
+    out: *mut T,
+    pick: fn(&Hit) -> T,
+) -> quarry_status {
+    guard(|| {
+        // SAFETY: the caller guarantees a live hits object; only shared access is used.
+        let hits = unsafe { handle_ref(hits, "hits") }?;
+        check_out(out, "out")?;
+        let v = pick(hits.hit(index)?);
         // SAFETY: `out` was checked non-NULL; the caller guarantees it is writable.
         unsafe { write_out(out, v) };
         Ok(())

@@ -1,7 +1,7 @@
 //! The C API: `libquarry.so` / `libquarry.a` and `include/quarry.h`.
 //!
 //! One module per handle type (`schema`, `indexer` with the document
-//! builder, `searcher`, `query`, `sort`, `hits`), plus `status` (codes and
+//! builder, `searcher`, `query`, `sort`, `hits`, `stats`), plus `status` (codes and
 //! the last-error message) and `version`. This module holds the shared
 //! machinery every export goes through:
 //!
@@ -51,6 +51,8 @@ pub mod searcher;
 pub mod open_options;
 
 pub mod hits;
+
+pub mod stats;
 
 pub mod check;
 
@@ -304,6 +306,20 @@ pub(crate) unsafe fn write_out<T>(p: *mut T, value: T) {
     unsafe { p.write(value) }
 }
 
+/// Writes the address and length of `bytes` through out-pointers already
+/// checked by [`check_out`], as `T` (`c_char` for text, `u8` for bytes).
+///
+/// # Safety
+/// Both pointers are non-NULL, aligned and valid for writes; `bytes` stay
+/// where they are for as long as the export's documentation promises C.
+pub(crate) unsafe fn write_bytes_out<T>(out_ptr: *mut *const T, out_len: *mut usize, bytes: &[u8]) {
+    // SAFETY: per this function's contract.
+    unsafe {
+        write_out(out_ptr, bytes.as_ptr().cast::<T>());
+        write_out(out_len, bytes.len());
+    }
+}
+
 /// Borrows `len` bytes at `ptr`.
 ///
 /// # Safety
@@ -341,4 +357,34 @@ pub(crate) unsafe fn str_arg<'a>(ptr: *const c_char, len: usize, what: &str) -> 
             format!("{what} is not valid UTF-8 (at byte {})", e.valid_up_to()),
         )
     })
+}
+
+/// Borrows the `count` handles of the array at `ptr`, each non-NULL
+/// (`QUARRY_NULL_ARGUMENT` naming `what[i]` otherwise); a NULL array is
+/// `QUARRY_NULL_ARGUMENT` too, whatever `count` is.
+///
+/// # Safety
+/// A non-NULL `ptr` is valid for reading `count` pointers, each NULL or a
+/// live handle of type `H` not modified for `'a`.
+pub(crate) unsafe fn handles_arg<'a, H: Handle>(
+    ptr: *const *const H,
+    count: usize,
+    what: &str,
+) -> CResult<Vec<&'a H::Inner>> {
+    if ptr.is_null() {
+        return Err(Failure::null(what));
+    }
+    if count > isize::MAX as usize / std::mem::size_of::<*const H>() {
+        return Err(Failure::invalid(format!(
+            "{what}: count {count} is too large"
+        )));
+    }
+    // SAFETY: `ptr` is non-NULL and, per the contract, valid for `count`
+    // pointers; the size was checked above.
+    let ptrs = unsafe { std::slice::from_raw_parts(ptr, count) };
+    ptrs.iter()
+        .enumerate()
+        // SAFETY: per the contract each element is NULL or a live handle.
+        .map(|(i, &p)| unsafe { handle_ref::<H>(p, &format!("{what}[{i}]")) })
+        .collect()
 }

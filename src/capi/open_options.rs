@@ -1,10 +1,11 @@
 //! `quarry_searcher_open_with`: opening a searcher with flags, such as
-//! reading the segments into memory instead of mapping them.
+//! reading the segments into memory instead of mapping them; and
+//! `quarry_searcher_open_many`, one searcher over several shards.
 
 use super::indexer::path_arg;
 use super::searcher::quarry_searcher;
 use super::status::quarry_status;
-use super::{Failure, check_out, guard, into_handle, write_out};
+use super::{CResult, Failure, check_out, guard, into_handle, write_out};
 use crate::{ReadMode, Searcher};
 use std::ffi::c_char;
 
@@ -43,18 +44,92 @@ pub unsafe extern "C" fn quarry_searcher_open_with(
         // SAFETY: the caller guarantees `path` is readable for `path_len` bytes.
         let dir = unsafe { path_arg(path, path_len, "path") }?;
         check_out(out, "out")?;
-        if flags & !QUARRY_OPEN_NO_MMAP != 0 {
-            return Err(Failure::invalid(format!("unknown open flags {flags:#x}")));
-        }
-        let mode = if flags & QUARRY_OPEN_NO_MMAP != 0 {
-            ReadMode::Heap
-        } else {
-            ReadMode::from_env()
-        };
-        let searcher = Searcher::open_with(dir, mode)?;
+        let searcher = Searcher::open_with(dir, read_mode(flags)?)?;
         // SAFETY: `out` was checked non-NULL; the caller guarantees it is writable.
         unsafe { write_out(out, into_handle::<quarry_searcher>(searcher)) };
         Ok(())
+    })
+}
+
+/// Opens one searcher over the newest commits of `count` indexes, shards of
+/// one corpus split by document order: `paths[i]` (`path_lens[i]` bytes,
+/// as the path of `quarry_searcher_open`) is shard `i`. It searches them as
+/// one index holding their documents in that order would: the corpus's
+/// statistics summed over the shards, one shared k-th best score, the same
+/// hits with the same score bits and totals, ties broken by shard then
+/// document. `quarry_hits_doc` numbers the documents one shard after the
+/// other; `quarry_hits_shard` and `quarry_hits_shard_doc` name a hit's
+/// shard and its document there. Stored values, excerpts, threads and the
+/// execution switches work as with one index; `quarry_searcher_reopen`
+/// reopens every shard. `flags` as for `quarry_searcher_open_with`.
+///
+/// On `QUARRY_OK`, `*out` is a new searcher owned by the caller (free it
+/// with `quarry_searcher_free`).
+/// Errors: those of `quarry_searcher_open_with` for each path,
+/// `QUARRY_NULL_ARGUMENT` (`paths`, `path_lens`, an element of `paths`,
+/// `out`), `QUARRY_INVALID_ARGUMENT` (`count` 0), `QUARRY_SCHEMA` (a shard's
+/// schema differs from shard 0's: the message names the shard and the
+/// field), `QUARRY_UNSUPPORTED` (more than 2^32 - 2 documents in all).
+///
+/// # Safety
+/// `paths` is NULL or valid for reading `count` pointers, each NULL or
+/// valid for reading its length in `path_lens`; `path_lens` is NULL or
+/// valid for reading `count` `size_t`s; `out` is NULL or valid for
+/// writing one pointer.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn quarry_searcher_open_many(
+    paths: *const *const c_char,
+    path_lens: *const usize,
+    count: usize,
+    flags: quarry_open_flags,
+    out: *mut *mut quarry_searcher,
+) -> quarry_status {
+    guard(|| {
+        if paths.is_null() {
+            return Err(Failure::null("paths"));
+        }
+        if path_lens.is_null() {
+            return Err(Failure::null("path_lens"));
+        }
+        check_out(out, "out")?;
+        if count == 0 {
+            return Err(Failure::invalid("a searcher needs one path at least"));
+        }
+        if count > isize::MAX as usize / std::mem::size_of::<usize>() {
+            return Err(Failure::invalid(format!("count {count} is too large")));
+        }
+        // SAFETY: both are non-NULL and, per the contract, valid for
+        // `count` elements; the size was checked above.
+        let (ptrs, lens) = unsafe {
+            (
+                std::slice::from_raw_parts(paths, count),
+                std::slice::from_raw_parts(path_lens, count),
+            )
+        };
+        let dirs = ptrs
+            .iter()
+            .zip(lens)
+            .enumerate()
+            // SAFETY: per the contract each path is NULL or readable for its length.
+            .map(|(i, (&p, &n))| unsafe { path_arg(p, n, &format!("paths[{i}]")) })
+            .collect::<Result<Vec<_>, _>>()?;
+        let searcher = Searcher::open_many_with(&dirs, read_mode(flags)?)?;
+        // SAFETY: `out` was checked non-NULL; the caller guarantees it is writable.
+        unsafe { write_out(out, into_handle::<quarry_searcher>(searcher)) };
+        Ok(())
+    })
+}
+
+/// The read mode `flags` ask for, or `QUARRY_INVALID_ARGUMENT` for an
+/// unknown flag bit.
+fn read_mode(flags: quarry_open_flags) -> CResult<ReadMode> {
+    if flags & !QUARRY_OPEN_NO_MMAP != 0 {
+        return Err(Failure::invalid(format!("unknown open flags {flags:#x}")));
+    }
+    Ok(if flags & QUARRY_OPEN_NO_MMAP != 0 {
+        ReadMode::Heap
+    } else {
+        ReadMode::from_env()
     })
 }
 

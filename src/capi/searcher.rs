@@ -1,5 +1,5 @@
-//! `quarry_searcher`: one committed snapshot of an index, shared by any
-//! number of threads.
+//! `quarry_searcher`: one committed snapshot of an index (or of each of
+//! several shards), shared by any number of threads.
 
 use super::hits::{new_hits, quarry_hits};
 use super::query::quarry_query;
@@ -12,7 +12,8 @@ use super::{
 use crate::{ExecMode, SearchOptions, SearchRequest, Searcher, Switch, TotalMode};
 use std::ffi::c_char;
 
-/// A searcher over one committed snapshot of an index. It never changes:
+/// A searcher over one committed snapshot of an index, or of each of the
+/// shards of a corpus (`quarry_searcher_open_many`). It never changes:
 /// commits made after it was opened are seen only by a searcher from
 /// `quarry_searcher_reopen` (or a new `quarry_searcher_open`), and an
 /// indexer never has to wait for it.
@@ -100,8 +101,8 @@ pub unsafe extern "C" fn quarry_searcher_reopen(
     })
 }
 
-/// The number of live (not deleted) documents in the searcher's snapshot;
-/// 0 when `searcher` is NULL.
+/// The number of live (not deleted) documents in the searcher's snapshot
+/// (every shard's); 0 when `searcher` is NULL.
 ///
 /// # Safety
 /// `searcher` is NULL or a live searcher.
@@ -113,8 +114,22 @@ pub unsafe extern "C" fn quarry_searcher_doc_count(searcher: *const quarry_searc
     })
 }
 
-/// The commit generation the searcher reads (it grows with every commit);
-/// 0 when `searcher` is NULL.
+/// How many indexes (shards) the searcher searches: the paths given to
+/// `quarry_searcher_open_many`, 1 for `quarry_searcher_open`; 0 when
+/// `searcher` is NULL.
+///
+/// # Safety
+/// `searcher` is NULL or a live searcher.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn quarry_searcher_shard_count(searcher: *const quarry_searcher) -> usize {
+    guard_value(0, || {
+        // SAFETY: the caller guarantees a live searcher; only shared access is used.
+        Ok(unsafe { handle_ref(searcher, "searcher") }?.shard_count())
+    })
+}
+
+/// The commit generation the searcher reads (it grows with every commit;
+/// with several shards, the first shard's); 0 when `searcher` is NULL.
 ///
 /// # Safety
 /// `searcher` is NULL or a live searcher.
@@ -499,9 +514,6 @@ unsafe fn search(
     let schema = searcher.schema();
     let q = query.resolve(schema)?;
     let spec = sort.map(|s| s.resolve(schema)).transpose()?;
-    let rules = spec
-        .as_ref()
-        .map_or_else(Vec::new, |s| s.rules.iter().map(|r| r.key).collect());
     let req = SearchRequest {
         offset,
         limit,
@@ -509,7 +521,7 @@ unsafe fn search(
         total,
     };
     let hits = searcher.search(&q, &req)?;
-    let handle = new_hits(searcher.clone(), hits, rules);
+    let handle = new_hits(searcher.clone(), hits, req.sort, offset);
     // SAFETY: `out` was checked non-NULL; the caller guarantees it is writable.
     unsafe { write_out(out, handle) };
     Ok(())

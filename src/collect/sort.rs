@@ -623,11 +623,7 @@ impl<'a> SortCollector<'a> {
                         }
                     })
                     .collect();
-                Hit {
-                    doc,
-                    score: e.score,
-                    sort_values,
-                }
+                Hit::new(doc, e.score, sort_values)
             })
             .collect()
     }

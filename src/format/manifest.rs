@@ -85,6 +85,25 @@ pub fn parse_segment_file_id(name: &str) -> Option<u64> {
     u64::from_str_radix(hex, 16).ok()
 }
 
+/// Appends the schema as a manifest of this build's version holds it
+/// (`docs/FORMAT.md`, "Manifest"): the field count, then per field its
+/// type, flags, name and (text fields) analyzer.
+pub fn encode_schema(schema: &Schema, out: &mut Vec<u8>) {
+    let fields = schema.fields();
+    out.extend_from_slice(&(fields.len() as u16).to_le_bytes());
+    for f in fields {
+        out.push(f.ty.code());
+        out.push(f.flags.bits() as u8 | if f.positions { POSITIONS_FLAG } else { 0 });
+        out.push(f.name.len() as u8);
+        out.extend_from_slice(f.name.as_bytes());
+        if f.ty == FieldType::Text {
+            let a = f.analyzer.name();
+            out.push(a.len() as u8);
+            out.extend_from_slice(a.as_bytes());
+        }
+    }
+}
+
 impl Manifest {
     /// Encodes the manifest file.
     pub fn encode(&self) -> Vec<u8> {
@@ -92,19 +111,7 @@ impl Manifest {
         super::write_header(&mut out, MAGIC);
         out.extend_from_slice(&self.generation.to_le_bytes());
         out.extend_from_slice(&self.next_segment_id.to_le_bytes());
-        let fields = self.schema.fields();
-        out.extend_from_slice(&(fields.len() as u16).to_le_bytes());
-        for f in fields {
-            out.push(f.ty.code());
-            out.push(f.flags.bits() as u8 | if f.positions { POSITIONS_FLAG } else { 0 });
-            out.push(f.name.len() as u8);
-            out.extend_from_slice(f.name.as_bytes());
-            if f.ty == FieldType::Text {
-                let a = f.analyzer.name();
-                out.push(a.len() as u8);
-                out.extend_from_slice(a.as_bytes());
-            }
-        }
+        encode_schema(&self.schema, &mut out);
         out.extend_from_slice(&(self.segments.len() as u32).to_le_bytes());
         for s in &self.segments {
             out.extend_from_slice(&s.id.to_le_bytes());

@@ -11,7 +11,9 @@
 //! - [`ords`]: packed ord arrays for sortable fields;
 //! - [`segment`]: the segment file's sections;
 //! - [`terms`]: the term dictionary of both versions;
-//! - [`manifest`]: the commit manifest and tombstone files.
+//! - [`manifest`]: the commit manifest and tombstone files;
+//! - [`stats`]: corpus statistics, the blob shards exchange (not a file of
+//!   an index, and versioned on its own).
 
 pub mod manifest;
 pub mod norms;
@@ -19,8 +21,10 @@ pub mod ords;
 pub mod positions;
 pub mod postings;
 pub mod segment;
+pub mod stats;
 pub mod terms;
 
+use std::ops::RangeInclusive;
 use std::path::Path;
 
 use crate::error::{Error, Result};
@@ -42,8 +46,14 @@ pub const FOOTER_LEN: usize = 4;
 
 /// Appends the common header.
 pub fn write_header(out: &mut Vec<u8>, magic: &[u8; 4]) {
+    write_framed_header(out, magic, FORMAT_VERSION);
+}
+
+/// Appends the common header with another `version` than the index
+/// files' (a layout versioned on its own, see [`check_framed`]).
+pub fn write_framed_header(out: &mut Vec<u8>, magic: &[u8; 4], version: u32) {
     out.extend_from_slice(magic);
-    out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    out.extend_from_slice(&version.to_le_bytes());
 }
 
 /// Appends the common footer: the CRC-32 of everything in `out` so far.
@@ -55,6 +65,17 @@ pub fn write_footer(out: &mut Vec<u8>) {
 /// Checks magic, version and checksum of a whole file and returns its
 /// version and body (the bytes between header and footer).
 pub fn check_file<'a>(path: &Path, bytes: &'a [u8], magic: &[u8; 4]) -> Result<(u32, &'a [u8])> {
+    check_framed(path, bytes, magic, MIN_READ_VERSION..=FORMAT_VERSION)
+}
+
+/// [`check_file`] for bytes framed the same way whose version is one of
+/// `versions` (a layout versioned apart from the index files).
+pub fn check_framed<'a>(
+    path: &Path,
+    bytes: &'a [u8],
+    magic: &[u8; 4],
+    versions: RangeInclusive<u32>,
+) -> Result<(u32, &'a [u8])> {
     if bytes.len() < HEADER_LEN + FOOTER_LEN {
         return Err(Error::corrupt(
             path,
@@ -78,13 +99,13 @@ pub fn check_file<'a>(path: &Path, bytes: &'a [u8], magic: &[u8; 4]) -> Result<(
     let (content, footer) = bytes.split_at(bytes.len() - FOOTER_LEN);
     let stored = u32::from_le_bytes(footer.try_into().expect("4 bytes"));
     let actual = crc32fast::hash(content);
-    if !(MIN_READ_VERSION..=FORMAT_VERSION).contains(&version) {
+    if !versions.contains(&version) {
         // A checksum that matches means the file is intact but newer (or older).
         if stored == actual {
             return Err(Error::UnsupportedVersion {
                 path: path.to_owned(),
                 found: version,
-                supported: FORMAT_VERSION,
+                supported: *versions.end(),
             });
         }
         return Err(Error::corrupt(path, "bad version and checksum mismatch"));

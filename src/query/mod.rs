@@ -1,7 +1,8 @@
 //! Queries, their BM25 weights, and the execution paths.
 //!
-//! A [`Query`] is compiled against a snapshot into a [`plan::Node`] tree: term
-//! clauses resolved to corpus-wide BM25 weights, match queries analysed and
+//! A [`Query`] is compiled against the searched segments into a
+//! [`plan::Node`] tree: term clauses resolved to corpus-wide BM25 weights
+//! (the statistics from [`stats`]), match queries analysed and
 //! de-duplicated, booleans flattened into their clause lists. Every
 //! execution path runs the same plan and scores a document with the same
 //! function, summing clause scores in f32 in the query's clause order:
@@ -16,6 +17,8 @@
 //! - [`constant`]: the constant-score iterators (match-all, ranges, term
 //!   sets of prefixes and dictionary ranges) the other two paths share.
 //! - [`parser`]: the query language of `docs/QUERY-SYNTAX.md`.
+//! - [`stats`]: where the corpus statistics come from (the segments, or
+//!   statistics imported from a whole corpus of shards).
 //!
 //! # Scoring of the constant-score queries and of boosts
 //!
@@ -42,6 +45,7 @@ pub mod parser;
 pub mod phrase;
 pub mod plan;
 pub mod prune;
+pub mod stats;
 pub mod window;
 
 pub use std::ops::Bound;

@@ -1,4 +1,5 @@
-//! A query compiled against one snapshot.
+//! A query compiled against the segments a searcher searches, with the
+//! corpus statistics it scores by ([`crate::query::stats`]).
 
 use std::collections::BTreeSet;
 use std::ops::Bound;
@@ -8,9 +9,10 @@ use crate::document::Value;
 use crate::error::{Error, Result};
 use crate::format::segment::i64_key;
 use crate::query::bm25::{self, TermWeight};
+use crate::query::stats::{Expansion, FieldTables, Statistics};
 use crate::query::{Occur, Operator, Query};
-use crate::read::{LiveSegment, Snapshot, TermInfo};
-use crate::schema::{FieldDef, FieldId, FieldType};
+use crate::read::{LiveSegment, TermInfo};
+use crate::schema::{FieldDef, FieldId, FieldType, Schema};
 
 /// A term clause with its corpus-wide weight.
 #[derive(Clone, Debug)]
@@ -21,7 +23,7 @@ pub struct TermNode {
     pub key: Vec<u8>,
     /// Whether the field has norms (text fields).
     pub has_norms: bool,
-    /// Documents holding the term across the snapshot.
+    /// Documents holding the term across the corpus (its statistics').
     pub doc_freq: u64,
     /// BM25 constants.
     pub weight: Arc<TermWeight>,
@@ -31,7 +33,7 @@ pub struct TermNode {
 }
 
 impl TermNode {
-    /// The term's postings info in `seg` (a segment of the snapshot the
+    /// The term's postings info in `seg` (a segment of the target the
     /// plan was compiled against), or `None` when `seg` lacks the term.
     pub fn info(&self, seg: &LiveSegment) -> Option<TermInfo> {
         let key = Arc::as_ptr(&seg.reader) as usize;
@@ -98,7 +100,7 @@ pub struct RangeNode {
 pub struct TermSetNode {
     /// The field.
     pub field: FieldId,
-    /// The distinct terms over the snapshot, in key order.
+    /// The distinct terms over the searched segments, in key order.
     pub keys: Vec<Vec<u8>>,
     /// The score of every match.
     pub score: f32,
@@ -120,33 +122,38 @@ impl TermSetNode {
 
 /// The default of [`crate::SearchOptions::max_expansions`]: the most
 /// distinct terms a prefix (or a range served from the term dictionary)
-/// may expand to over a snapshot.
+/// may expand to over a corpus.
 pub const DEFAULT_MAX_EXPANSIONS: usize = 1024;
 
-/// Compiles `query` for `snap`, with the default expansion limit.
-pub fn compile(query: &Query, snap: &Snapshot) -> Result<Node> {
-    compile_with(query, snap, DEFAULT_MAX_EXPANSIONS)
+/// What a query is compiled against.
+pub struct Target<'a> {
+    /// The schema of the segments.
+    pub schema: &'a Schema,
+    /// The segments searched, in document order.
+    pub segments: &'a [LiveSegment],
+    /// The corpus statistics the scores use.
+    pub stats: &'a dyn Statistics,
+    /// The length factors of `stats`, kept from one compilation to the next.
+    pub tables: &'a FieldTables,
+    /// A prefix or dictionary range expanding to more distinct terms over
+    /// the corpus is [`Error::TooManyTerms`].
+    pub max_expansions: usize,
 }
 
-/// Compiles `query` for `snap`; a prefix or dictionary range expanding to
-/// more than `max_expansions` distinct terms is [`Error::TooManyTerms`].
-pub fn compile_with(query: &Query, snap: &Snapshot, max_expansions: usize) -> Result<Node> {
-    Compiler {
-        snap,
-        max_expansions,
-    }
-    .node(query, 1.0)
+/// Compiles `query` for `target`. Every statistic a term, phrase or
+/// expansion of `query` takes is asked of `target.stats` whether or not the
+/// segments hold the term, so every shard of a corpus asks for the same.
+pub fn compile(query: &Query, target: &Target) -> Result<Node> {
+    Compiler { t: target }.node(query, 1.0)
 }
 
 struct Compiler<'a> {
-    snap: &'a Snapshot,
-    max_expansions: usize,
+    t: &'a Target<'a>,
 }
 
 impl Compiler<'_> {
     fn def(&self, field: FieldId) -> Result<&FieldDef> {
-        self.snap
-            .manifest()
+        self.t
             .schema
             .get(field)
             .ok_or_else(|| Error::Schema(format!("field id {} is not in the schema", field.0)))
@@ -154,7 +161,6 @@ impl Compiler<'_> {
 
     /// The node of `query` under the product `boost` of the boosts above it.
     fn node(&self, query: &Query, boost: f64) -> Result<Node> {
-        let snap = self.snap;
         match query {
             Query::Term { field, key } => {
                 let def = self.def(*field)?;
@@ -164,7 +170,7 @@ impl Compiler<'_> {
                         def.name
                     )));
                 }
-                term_node(snap, *field, key.clone(), def.ty == FieldType::Text, boost)
+                self.term_node(*field, key.clone(), def.ty == FieldType::Text, boost)
             }
             Query::Match { field, text, op } => {
                 let def = self.def(*field)?;
@@ -196,7 +202,7 @@ impl Compiler<'_> {
                     .map(|key| {
                         Ok((
                             occur,
-                            term_node(snap, *field, key, def.ty == FieldType::Text, boost)?,
+                            self.term_node(*field, key, def.ty == FieldType::Text, boost)?,
                         ))
                     })
                     .collect::<Result<Vec<_>>>()?;
@@ -275,27 +281,36 @@ impl Compiler<'_> {
         let tokens = def.analyzer.tokens_at(text);
         if tokens.len() <= 1 {
             return match tokens.into_iter().next() {
-                Some((t, _)) => term_node(self.snap, field, t.into_bytes(), true, boost),
+                Some((t, _)) => self.term_node(field, t.into_bytes(), true, boost),
                 None => Ok(Node::Empty),
             };
         }
         let mut terms: Vec<TermNode> = Vec::new();
         let mut slots = Vec::with_capacity(tokens.len());
         let mut idf_sum = 0.0f64;
+        // Every token is looked up, also after one that the segments lack
+        // (a phrase of it matches nothing here), so the statistics asked
+        // for do not depend on what the segments hold.
+        let mut absent = false;
         for (tok, offset) in tokens {
             let at = match terms.iter().position(|t| t.key == tok.as_bytes()) {
                 Some(at) => at,
-                None => match term_node(self.snap, field, tok.into_bytes(), true, boost)? {
-                    Node::Term(t) => {
+                None => match self.term(field, tok.into_bytes(), true, boost)? {
+                    Some(t) => {
                         terms.push(t);
                         terms.len() - 1
                     }
-                    // A token no document holds: no document holds the phrase.
-                    _ => return Ok(Node::Empty),
+                    None => {
+                        absent = true;
+                        continue;
+                    }
                 },
             };
-            idf_sum += bm25::idf(self.snap.max_doc(), terms[at].doc_freq);
+            idf_sum += bm25::idf(self.t.stats.doc_count(), terms[at].doc_freq);
             slots.push((offset, at));
+        }
+        if absent {
+            return Ok(Node::Empty);
         }
         let inv = terms[0].weight.inv.clone();
         let weight = TermWeight::from_idf(idf_sum, inv, boost);
@@ -396,8 +411,9 @@ impl Compiler<'_> {
 
     /// The set of the terms of `field` from `lower` on, while `within`
     /// holds (it must hold for a prefix of those keys in key order), at
-    /// most `max_expansions` distinct ones over the snapshot: in each
-    /// segment one dictionary seek to the lower bound, then a walk.
+    /// most `max_expansions` distinct ones over the corpus: in each
+    /// segment one dictionary seek to the lower bound, then a walk, which
+    /// stops at the first distinct term past the limit.
     fn expand(
         &self,
         field: FieldId,
@@ -406,14 +422,11 @@ impl Compiler<'_> {
         lower: Bound<&[u8]>,
         within: impl Fn(&[u8]) -> bool,
     ) -> Result<Node> {
-        let limit = self.max_expansions;
-        let too_many = || Error::TooManyTerms {
-            what: what.to_owned(),
-            limit,
-        };
+        let limit = self.t.max_expansions;
         let mut keys = BTreeSet::new();
         let mut infos = Vec::new();
-        for s in self.snap.segments() {
+        let mut complete = true;
+        'segments: for s in self.t.segments {
             let from = match lower {
                 Bound::Included(k) | Bound::Excluded(k) => k,
                 Bound::Unbounded => &[],
@@ -427,13 +440,11 @@ impl Compiler<'_> {
                 if !within(key) {
                     break;
                 }
-                if seg_infos.len() == limit {
-                    return Err(too_many());
-                }
                 if !keys.contains(key) {
                     keys.insert(key.to_vec());
                     if keys.len() > limit {
-                        return Err(too_many());
+                        complete = false;
+                        break 'segments;
                     }
                 }
                 seg_infos.push(info);
@@ -441,6 +452,19 @@ impl Compiler<'_> {
             if !seg_infos.is_empty() {
                 infos.push((Arc::as_ptr(&s.reader) as usize, seg_infos));
             }
+        }
+        let corpus = self.t.stats.expansion(&Expansion {
+            field,
+            lower,
+            within: &within,
+            local: &keys,
+            complete,
+        })?;
+        if !complete || corpus > limit {
+            return Err(Error::TooManyTerms {
+                what: what.to_owned(),
+                limit,
+            });
         }
         if keys.is_empty() {
             return Ok(Node::Empty);
@@ -452,43 +476,53 @@ impl Compiler<'_> {
             infos,
         }))
     }
-}
 
-fn term_node(
-    snap: &Snapshot,
-    field: FieldId,
-    key: Vec<u8>,
-    has_norms: bool,
-    boost: f64,
-) -> Result<Node> {
-    let mut doc_freq = 0u64;
-    let mut infos = Vec::new();
-    for s in snap.segments() {
-        if let Some(info) = s.reader.term(field, &key)? {
-            doc_freq += u64::from(info.df);
-            infos.push((Arc::as_ptr(&s.reader) as usize, info));
+    /// A term clause, or [`Node::Empty`] when no searched segment holds it.
+    fn term_node(&self, field: FieldId, key: Vec<u8>, has_norms: bool, boost: f64) -> Result<Node> {
+        Ok(self
+            .term(field, key, has_norms, boost)?
+            .map_or(Node::Empty, Node::Term))
+    }
+
+    /// A term with its corpus-wide weight, or `None` when no searched
+    /// segment holds it (its statistics are asked for all the same).
+    fn term(
+        &self,
+        field: FieldId,
+        key: Vec<u8>,
+        has_norms: bool,
+        boost: f64,
+    ) -> Result<Option<TermNode>> {
+        let mut local = 0u64;
+        let mut infos = Vec::new();
+        for s in self.t.segments {
+            if let Some(info) = s.reader.term(field, &key)? {
+                local += u64::from(info.df);
+                infos.push((Arc::as_ptr(&s.reader) as usize, info));
+            }
         }
+        let stats = self.t.stats;
+        let doc_freq = stats.doc_freq(field, &key, local)?;
+        if local == 0 {
+            return Ok(None);
+        }
+        let inv = self.t.tables.get(field, || {
+            Ok(bm25::length_factors(
+                stats.doc_count(),
+                stats.total_tokens(field)?,
+                has_norms,
+            ))
+        })?;
+        let weight = TermWeight::boosted(stats.doc_count(), doc_freq, inv, boost);
+        Ok(Some(TermNode {
+            field,
+            key,
+            has_norms,
+            doc_freq,
+            weight: Arc::new(weight),
+            infos,
+        }))
     }
-    if doc_freq == 0 {
-        return Ok(Node::Empty);
-    }
-    let inv = snap.field_table(field, || {
-        let total_tokens = snap
-            .segments()
-            .iter()
-            .map(|s| s.reader.total_tokens(field))
-            .sum();
-        bm25::length_factors(snap.max_doc(), total_tokens, has_norms)
-    });
-    let weight = TermWeight::boosted(snap.max_doc(), doc_freq, inv, boost);
-    Ok(Node::Term(TermNode {
-        field,
-        key,
-        has_norms,
-        doc_freq,
-        weight: Arc::new(weight),
-        infos,
-    }))
 }
 
 /// Drops clauses that cannot matter and collapses what matches nothing.

@@ -9,4 +9,4 @@ mod snapshot;
 
 pub use backing::ReadMode;
 pub use segment::{SegmentReader, SortColumn, StoredCache, TermInfo, Terms};
-pub use snapshot::{LiveSegment, Snapshot, latest_manifest};
+pub use snapshot::{LiveSegment, Snapshot, latest_manifest, locate};

@@ -1,13 +1,12 @@
 //! A committed snapshot: the newest manifest and its segments.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::format::manifest::{self, Manifest, SegmentEntry};
 use crate::read::backing::{ReadMode, wrong_length};
 use crate::read::segment::SegmentReader;
-use crate::schema::FieldId;
 
 /// A segment of a snapshot with its deletions.
 #[derive(Clone, Debug)]
@@ -45,9 +44,6 @@ pub struct Snapshot {
     manifest: Manifest,
     segments: Vec<LiveSegment>,
     mode: ReadMode,
-    /// Per field, a table computed once for this snapshot (see
-    /// [`Snapshot::field_table`]).
-    field_tables: Vec<OnceLock<Arc<[f32; 256]>>>,
 }
 
 /// The newest manifest in `dir`, or `None` when there is none.
@@ -200,28 +196,12 @@ impl Snapshot {
             });
             base += u64::from(entry.doc_count);
         }
-        let fields = manifest.schema.fields().len();
         Ok(Snapshot {
             dir: dir.to_owned(),
             manifest,
             segments,
             mode,
-            field_tables: (0..fields).map(|_| OnceLock::new()).collect(),
         })
-    }
-
-    /// A table of 256 values for `field`, computed by `init` on first use
-    /// and kept for the life of the snapshot (BM25's per-norm length
-    /// factors depend only on the field's statistics, not on the term).
-    pub fn field_table(
-        &self,
-        field: FieldId,
-        init: impl FnOnce() -> [f32; 256],
-    ) -> Arc<[f32; 256]> {
-        match self.field_tables.get(field.0 as usize) {
-            Some(cell) => cell.get_or_init(|| Arc::new(init())).clone(),
-            None => Arc::new(init()),
-        }
     }
 
     /// How its segments were read (reopening keeps it).
@@ -259,10 +239,14 @@ impl Snapshot {
 
     /// The segment holding global doc number `doc`, and the local doc id.
     pub fn locate(&self, doc: u64) -> Option<(&LiveSegment, u32)> {
-        let i = self
-            .segments
-            .partition_point(|s| s.base + u64::from(s.entry.doc_count) <= doc);
-        let s = self.segments.get(i)?;
-        Some((s, (doc - s.base) as u32))
+        locate(&self.segments, doc)
     }
+}
+
+/// Of `segments` (in document order, numbered by their `base`), the one
+/// holding document `doc`, and its local id there.
+pub fn locate(segments: &[LiveSegment], doc: u64) -> Option<(&LiveSegment, u32)> {
+    let i = segments.partition_point(|s| s.base + u64::from(s.entry.doc_count) <= doc);
+    let s = segments.get(i).filter(|s| doc >= s.base)?;
+    Some((s, (doc - s.base) as u32))
 }

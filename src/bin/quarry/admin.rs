@@ -1,10 +1,12 @@
-//! `quarry merge`, `quarry stats` and `quarry check`.
+//! `quarry merge`, `quarry stats` (the report; the export of corpus
+//! statistics is `shards::export_stats`) and `quarry check`.
 
 use std::path::Path;
 
 use quarry::{FieldType, IndexWriter, Searcher, WriterConfig};
 
 use crate::cli::{self, CliError, Cmd};
+use crate::search::QueryArgs;
 
 pub const MERGE_USAGE: &str = "\
 Usage: quarry merge DIR [--max-segments N]
@@ -19,14 +21,25 @@ Options:
 
 pub const STATS_USAGE: &str = "\
 Usage: quarry stats DIR [--format text|json]
+       quarry stats DIR (--query TEXT | --queries FILE.tsv) --out BLOB [QUERY OPTIONS]
 
 Prints the newest commit's generation, documents (live, total, deleted),
 segments, per text field the tokens and average length, the bytes per
 segment component (postings, terms, norms, stored, sort) summed over the
 segments, the segment files' bytes, and the bytes of every file in DIR.
 
+With --query or --queries, writes instead to BLOB the corpus statistics
+the queries take from the index (its documents, and the token totals,
+document frequencies and expanded terms they look up), read as 'quarry
+search' reads them (--field, --op, --slop, --syntax, --parse: give the
+same as to the search). Merge every shard's with 'quarry stats-merge';
+docs/SCALE-OUT.md shows the flow, docs/FORMAT.md the blob.
+
 Options:
   --format FMT        text or json [default: text]
+  --query TEXT        one query
+  --queries FILE      queries, one 'class<TAB>text' per line
+  --out BLOB          where to write the statistics
   -h, --help          show this help
 ";
 
@@ -147,30 +160,80 @@ fn segment_count(dir: &Path) -> Result<usize, CliError> {
 }
 
 pub fn run_stats(p: &mut lexopt::Parser) -> Result<(), CliError> {
-    cli::run_cmd(p, Cmd::Stats, parse_stats, |(dir, json)| stats(dir, *json))
+    cli::run_cmd(p, Cmd::Stats, parse_stats, |a| match &a.out {
+        Some(out) => crate::shards::export_stats(&a.dir, &a.queries, out),
+        None => stats(&a.dir, a.json),
+    })
 }
 
-/// The index directory, and whether --format json was given.
-fn parse_stats(p: &mut lexopt::Parser) -> Result<Option<(String, bool)>, CliError> {
+struct StatsArgs {
+    dir: String,
+    /// --format json.
+    json: bool,
+    /// The queries whose statistics are exported, and where (--out).
+    queries: QueryArgs,
+    out: Option<String>,
+}
+
+fn parse_stats(p: &mut lexopt::Parser) -> Result<Option<StatsArgs>, CliError> {
     use lexopt::prelude::*;
     let mut dir = None;
-    let mut json = false;
+    let mut format = None;
+    let mut queries = QueryArgs::default();
+    let mut out = None;
     while let Some(arg) = p.next()? {
         match arg {
             Short('h') | Long("help") => return Ok(None),
             Long("format") => {
-                json = cli::choice_value(p, "--format", "'text' or 'json'", |s| match s {
-                    "text" => Some(false),
-                    "json" => Some(true),
-                    _ => None,
-                })?
+                format = Some(cli::choice_value(
+                    p,
+                    "--format",
+                    "'text' or 'json'",
+                    |s| match s {
+                        "text" => Some(false),
+                        "json" => Some(true),
+                        _ => None,
+                    },
+                )?)
+            }
+            Long("out") => out = Some(cli::string_value(p, "--out")?),
+            Long(name) if QueryArgs::FLAGS.contains(&name) => {
+                let name = name.to_owned();
+                queries.take(&name, p)?;
             }
             Value(v) => cli::positional(&mut dir, v, "DIR")?,
             other => return Err(other.unexpected().into()),
         }
     }
     let dir = cli::required(dir, "the index directory DIR")?;
-    Ok(Some((dir, json)))
+    queries.finish()?;
+    match (queries.given(), &out, format) {
+        (true, None, _) => {
+            return Err(CliError::usage(
+                None,
+                "exporting statistics needs --out BLOB",
+            ));
+        }
+        (false, Some(_), _) => {
+            return Err(CliError::usage(
+                None,
+                "--out needs the queries: --query TEXT or --queries FILE.tsv",
+            ));
+        }
+        (true, Some(_), Some(_)) => {
+            return Err(CliError::usage(
+                None,
+                "--format is for the report, not for exported statistics",
+            ));
+        }
+        _ => {}
+    }
+    Ok(Some(StatsArgs {
+        dir,
+        json: format.unwrap_or(false),
+        queries,
+        out,
+    }))
 }
 
 fn stats(dir: &str, json: bool) -> Result<(), CliError> {

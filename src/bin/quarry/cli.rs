@@ -15,6 +15,8 @@ pub enum Cmd {
     Bench,
     Merge,
     Stats,
+    StatsMerge,
+    SearchMerge,
     Check,
 }
 
@@ -26,6 +28,8 @@ impl Cmd {
             "bench" => Cmd::Bench,
             "merge" => Cmd::Merge,
             "stats" => Cmd::Stats,
+            "stats-merge" => Cmd::StatsMerge,
+            "search-merge" => Cmd::SearchMerge,
             "check" => Cmd::Check,
             _ => return None,
         })
@@ -38,6 +42,8 @@ impl Cmd {
             Cmd::Bench => "bench",
             Cmd::Merge => "merge",
             Cmd::Stats => "stats",
+            Cmd::StatsMerge => "stats-merge",
+            Cmd::SearchMerge => "search-merge",
             Cmd::Check => "check",
         }
     }
@@ -49,6 +55,8 @@ impl Cmd {
             Cmd::Bench => crate::bench::USAGE,
             Cmd::Merge => crate::admin::MERGE_USAGE,
             Cmd::Stats => crate::admin::STATS_USAGE,
+            Cmd::StatsMerge => crate::shards::STATS_MERGE_USAGE,
+            Cmd::SearchMerge => crate::shards::SEARCH_MERGE_USAGE,
             Cmd::Check => crate::admin::CHECK_USAGE,
         }
     }
@@ -229,11 +237,14 @@ pub fn positional(
             format!("unexpected extra argument {v:?} ({what} was already given)"),
         ));
     }
-    let s = v
-        .into_string()
-        .map_err(|v| CliError::usage(None, format!("argument {v:?} is not valid UTF-8")))?;
-    *slot = Some(s);
+    *slot = Some(utf8_arg(v)?);
     Ok(())
+}
+
+/// A positional argument as UTF-8.
+pub fn utf8_arg(v: std::ffi::OsString) -> Result<String, CliError> {
+    v.into_string()
+        .map_err(|v| CliError::usage(None, format!("argument {v:?} is not valid UTF-8")))
 }
 
 /// Errors when a required argument is missing.

@@ -6,7 +6,10 @@
 //! - `search` — run match queries, print hits as text, TSV or JSON
 //! - `bench`  — closed-loop latency / CPU benchmark per query class
 //! - `merge`  — force-merge segments
-//! - `stats`  — documents, segments and bytes per component
+//! - `stats`  — documents, segments and bytes per component; with
+//!   `--queries`, a shard's corpus statistics for them
+//! - `stats-merge` — the corpus statistics of several shards
+//! - `search-merge` — several shards' tsv pages as the corpus's
 //! - `check`  — verify every file's checksum and structure
 //!
 //! Exit codes: 0 success, 1 a failure (engine error, bad input data, I/O),
@@ -17,6 +20,7 @@ mod bench;
 mod cli;
 mod index;
 mod search;
+mod shards;
 
 use std::process::ExitCode;
 
@@ -32,7 +36,10 @@ Commands:
   search  Run match queries and print the hits (text, tsv or json)
   bench   Closed-loop benchmark per query class (CPU ms/query, p50, p99)
   merge   Merge segments
-  stats   Documents, segments, generation and bytes per component
+  stats   Documents, segments, generation and bytes per component; with
+          --queries, a shard's corpus statistics for them (--out BLOB)
+  stats-merge   Merge the corpus statistics of a corpus's shards
+  search-merge  Merge shards' tsv search outputs into the corpus's
   check   Verify every file of the index (checksums, structure); read-only
   help    Show the usage of a command
 
@@ -56,7 +63,7 @@ fn run() -> Result<(), CliError> {
         None => {
             return Err(CliError::usage(
                 None,
-                "missing a command (index, search, bench, merge, stats, check or help)",
+                "missing a command (index, search, bench, merge, stats, stats-merge, search-merge, check or help)",
             ));
         }
         Some(Short('h') | Long("help")) => return cli::print_stdout(USAGE),
@@ -74,6 +81,8 @@ fn run() -> Result<(), CliError> {
         "bench" => bench::run(&mut p),
         "merge" => admin::run_merge(&mut p),
         "stats" => admin::run_stats(&mut p),
+        "stats-merge" => shards::run_stats_merge(&mut p),
+        "search-merge" => shards::run_search_merge(&mut p),
         "check" => admin::run_check(&mut p),
         "help" => match p.next()? {
             None => cli::print_stdout(USAGE),
@@ -88,7 +97,9 @@ fn run() -> Result<(), CliError> {
         },
         other => Err(CliError::usage(
             None,
-            format!("unknown command '{other}' (index, search, bench, merge, stats, check, help)"),
+            format!(
+                "unknown command '{other}' (index, search, bench, merge, stats, stats-merge, search-merge, check, help)"
+            ),
         )),
     }
 }

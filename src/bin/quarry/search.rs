@@ -14,16 +14,37 @@ use quarry::{
 use crate::cli::{self, CliError, Cmd};
 
 pub const USAGE: &str = "\
-Usage: quarry search DIR [QUERY] [--queries FILE.tsv] [OPTIONS]
+Usage: quarry search DIR QUERY [OPTIONS]
+       quarry search DIR... (--query TEXT | --queries FILE.tsv) [OPTIONS]
+       quarry search DIR --stats BLOB --shard-id N (--query TEXT | --queries FILE.tsv) [OPTIONS]
 
 Runs each query as a match query (the text is analysed like the indexed
 text) on --field, its terms combined with --op, or with --syntax parser in
-the query syntax of docs/QUERY-SYNTAX.md. Give either QUERY or
---queries FILE.tsv, whose lines are 'class<TAB>query text' (blank lines and
-lines starting with '#' are skipped).
+the query syntax of docs/QUERY-SYNTAX.md. The query is QUERY, --query TEXT,
+or each line of --queries FILE.tsv, whose lines are 'class<TAB>query text'
+(blank lines and lines starting with '#' are skipped).
+
+Positional arguments: with --query or --queries every one is an index
+directory; without them there are exactly two, DIR and QUERY.
+
+Several directories are the shards of one corpus, split by document order
+(their schemas must be the same): they are searched as one index holding
+their documents in the order given would be, with the same hits, scores
+and totals (statistics summed over the shards, ties to the lower shard,
+then document), and each hit names its shard (its position among the
+directories, from 0). With --stats, DIR is shard N of the corpus whose
+statistics BLOB holds (made by 'quarry stats DIR --queries FILE --out
+BLOB' on every shard and 'quarry stats-merge'): its hits have the scores
+and document numbers of the search of every shard, and 'quarry
+search-merge' turns the shards' tsv outputs (each searched with --offset 0
+and --k OFFSET+K) into that search's output (docs/SCALE-OUT.md).
 
 Options:
+  --query TEXT        the one query (class '-')
   --queries FILE      queries, one 'class<TAB>text' per line
+  --stats BLOB        score with the corpus statistics in BLOB, as shard
+                      --shard-id of that corpus (one DIR)
+  --shard-id N        the shard number of DIR in BLOB's corpus (from 0)
   --syntax terms|parser
                       terms: the text is a bag of words, analysed and
                       combined with --op (any text is valid); parser: the
@@ -85,19 +106,29 @@ Options:
 Output formats:
   tsv   a header line, then one line per hit:
           qno class rank id score score_bits total_hits [sort_values]
-        (tab-separated). qno counts queries from 1 in file order; class is
-        '-' for a single QUERY; rank counts from 1; score is the shortest
+        (tab-separated); with several DIRs or --stats:
+          qno class rank shard shard_doc id score score_bits total_hits
+          merge_key [sort_values]
+        qno counts queries from 1 in file order; class is
+        '-' for a single QUERY; rank counts from 1; shard is the hit's
+        shard (from 0), shard_doc its document number in that shard's
+        index (id is, by default, its number in the corpus: the shards'
+        documents one after the other); merge_key is the hit's merge key
+        in hex (hits of one query sort by it, as strings, in their order,
+        whichever shard they come from); score is the shortest
         decimal that reads back as the same f32; score_bits its IEEE bits as
         8 hex digits; total_hits the number of matches (followed by '+'
         when it is a lower bound, with --total lower-bound or N). With
         --sort, sort_values holds the hit's sort values joined by '|' (a
         missing value is empty). A query with no hit on the page prints one line
-        with rank 0, id '-', score 0 and score_bits 00000000. With
+        with rank 0, id '-', score 0 and score_bits 00000000 (and shard,
+        shard_doc and merge_key '-'). With
         --highlight, a last column 'excerpt' holds the excerpt. Tabs,
         newlines, '\\' and '|' inside values are escaped as \\t \\n \\\\ \\|.
   json  one JSON object per query and line: qno, class, query, total_hits,
-        total_is_exact, hits [{rank, doc, id, score, score_bits, title?,
-        sort_values?, excerpt?}].
+        total_is_exact, hits [{rank, doc, id, score, score_bits, shard?,
+        shard_doc?, merge_key?, title?, sort_values?, excerpt?}] (shard,
+        shard_doc and merge_key as in tsv, with several DIRs or --stats).
   text  for people: per query a heading, then rank, id, score and the
         stored title (when a stored field named 'title' exists), and with
         --highlight the excerpt on the next line.
@@ -374,12 +405,21 @@ impl PathArgs {
 /// Opens the searcher, with `--exec` and `--path` (when given) overriding
 /// the environment.
 pub fn open_searcher(dir: &str, paths: &PathArgs) -> Result<Searcher, CliError> {
-    if !Path::new(dir).is_dir() {
-        return Err(CliError::failed(format!(
-            "no index at {dir} (not a directory)"
-        )));
+    open_shards(std::slice::from_ref(&dir.to_owned()), paths)
+}
+
+/// Opens one searcher over the index directories `dirs` (shards of one
+/// corpus when there are several), with `--exec` and `--path` overriding
+/// the environment.
+pub fn open_shards(dirs: &[String], paths: &PathArgs) -> Result<Searcher, CliError> {
+    for dir in dirs {
+        if !Path::new(dir).is_dir() {
+            return Err(CliError::failed(format!(
+                "no index at {dir} (not a directory)"
+            )));
+        }
     }
-    let s = Searcher::open(dir)?;
+    let s = Searcher::open_many(dirs)?;
     let options = paths.apply(s.options().clone());
     Ok(s.with_options(options))
 }
@@ -393,6 +433,168 @@ enum Syntax {
     Parser,
 }
 
+/// Where the queries come from and how their text becomes a query: the
+/// options `search` and `stats` share (`--query`, `--queries`, `--field`,
+/// `--op`, `--slop`, `--syntax`, `--parse`).
+#[derive(Clone, Debug)]
+pub struct QueryArgs {
+    /// `--query TEXT`, or the QUERY of `quarry search DIR QUERY`.
+    pub query: Option<String>,
+    /// `--queries FILE`.
+    pub queries: Option<String>,
+    field: String,
+    op: Operator,
+    /// `--op phrase`: the text is one phrase with this slop.
+    phrase: Option<u32>,
+    slop: Option<u32>,
+    syntax: Syntax,
+}
+
+impl Default for QueryArgs {
+    fn default() -> Self {
+        QueryArgs {
+            query: None,
+            queries: None,
+            field: "body".into(),
+            op: Operator::Or,
+            phrase: None,
+            slop: None,
+            syntax: Syntax::Terms,
+        }
+    }
+}
+
+impl QueryArgs {
+    /// The long options these arguments take (without their dashes).
+    pub const FLAGS: [&'static str; 7] =
+        ["query", "queries", "field", "op", "slop", "syntax", "parse"];
+
+    /// Reads option `name` (one of [`Self::FLAGS`]) and its value.
+    pub fn take(&mut self, name: &str, p: &mut lexopt::Parser) -> Result<(), CliError> {
+        match name {
+            "query" => self.query = Some(cli::string_value(p, "--query")?),
+            "queries" => self.queries = Some(cli::string_value(p, "--queries")?),
+            "field" => self.field = cli::string_value(p, "--field")?,
+            "op" => {
+                let op = cli::choice_value(p, "--op", "'and', 'or' or 'phrase'", |s| match s {
+                    "phrase" | "PHRASE" => Some(None),
+                    _ => parse_op(s).map(Some),
+                })?;
+                match op {
+                    Some(op) => (self.op, self.phrase) = (op, None),
+                    None => self.phrase = Some(0),
+                }
+            }
+            "slop" => self.slop = Some(cli::parsed_value(p, "--slop", "a non-negative integer")?),
+            "syntax" => {
+                self.syntax =
+                    cli::choice_value(p, "--syntax", "'terms' or 'parser'", |s| match s {
+                        "terms" => Some(Syntax::Terms),
+                        "parser" => Some(Syntax::Parser),
+                        _ => None,
+                    })?
+            }
+            "parse" => self.syntax = Syntax::Parser,
+            other => unreachable!("--{other} is not a query option"),
+        }
+        Ok(())
+    }
+
+    /// Whether `--query` or `--queries` was given.
+    pub fn given(&self) -> bool {
+        self.query.is_some() || self.queries.is_some()
+    }
+
+    /// Checks the options together, once all are read.
+    pub fn finish(&mut self) -> Result<(), CliError> {
+        match (self.phrase, self.slop) {
+            (None, Some(_)) => return Err(CliError::usage(None, "--slop needs --op phrase")),
+            (Some(_), slop) => {
+                if self.syntax == Syntax::Parser {
+                    return Err(CliError::usage(
+                        None,
+                        "--op phrase reads the text as one phrase, so it needs --syntax terms (quote phrases with --parse)",
+                    ));
+                }
+                self.phrase = Some(slop.unwrap_or(0));
+            }
+            (None, None) => {}
+        }
+        if self.query.is_some() && self.queries.is_some() {
+            return Err(CliError::usage(
+                None,
+                "give one query (QUERY or --query TEXT) or --queries FILE.tsv, not both",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The queries: the one query (class `-`) or the lines of the file.
+    pub fn lines(&self) -> Result<Vec<QueryLine>, CliError> {
+        match (&self.query, &self.queries) {
+            (Some(q), _) => Ok(vec![QueryLine {
+                class: "-".into(),
+                text: q.clone(),
+            }]),
+            (None, Some(path)) => read_queries(path),
+            (None, None) => Err(CliError::usage(
+                None,
+                "give a query: --query TEXT or --queries FILE.tsv",
+            )),
+        }
+    }
+
+    /// What turns the lines into queries of `schema`.
+    pub fn maker<'a>(&'a self, schema: &'a Schema) -> Result<QueryMaker<'a>, CliError> {
+        let field = match self.syntax {
+            Syntax::Terms => search_field(schema, &self.field)?,
+            Syntax::Parser => field_id(schema, &self.field, "--field")?,
+        };
+        Ok(QueryMaker {
+            args: self,
+            schema,
+            field,
+            config: ParserConfig::new(field, self.op),
+        })
+    }
+}
+
+/// Turns query lines into queries of one schema ([`QueryArgs::maker`]).
+pub struct QueryMaker<'a> {
+    args: &'a QueryArgs,
+    schema: &'a Schema,
+    field: FieldId,
+    config: ParserConfig,
+}
+
+impl QueryMaker<'_> {
+    /// The query of line `q`, the `qno`-th (from 1, for errors).
+    pub fn query(&self, qno: usize, q: &QueryLine) -> Result<Query, CliError> {
+        let field = self.field;
+        Ok(match self.args.syntax {
+            Syntax::Terms => match self.args.phrase {
+                Some(slop) => Query::Phrase {
+                    field,
+                    text: q.text.clone(),
+                    slop,
+                },
+                None => Query::matching(field, &q.text, self.args.op),
+            },
+            Syntax::Parser => Query::parse(&q.text, self.schema, &self.config)
+                .map_err(|e| CliError::Failed(format!("query {qno} ({:?}): {e}", q.text)))?,
+        })
+    }
+
+    /// Every line's query.
+    pub fn all(&self, lines: &[QueryLine]) -> Result<Vec<Query>, CliError> {
+        lines
+            .iter()
+            .enumerate()
+            .map(|(i, q)| self.query(i + 1, q))
+            .collect()
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Format {
     Text,
@@ -401,15 +603,12 @@ enum Format {
 }
 
 struct Args {
-    dir: String,
-    query: Option<String>,
-    queries: Option<String>,
-    field: String,
-    op: Operator,
-    /// `--op phrase`: the text is one phrase with this slop.
-    phrase: Option<u32>,
-    slop: Option<u32>,
-    syntax: Syntax,
+    dirs: Vec<String>,
+    q: QueryArgs,
+    /// `--stats BLOB` and `--shard-id N`: the one DIR is shard N of the
+    /// corpus whose statistics BLOB holds.
+    stats: Option<String>,
+    shard_id: Option<u32>,
     k: usize,
     offset: usize,
     sort: Option<Vec<RawRule>>,
@@ -436,14 +635,10 @@ pub fn total_value(p: &mut lexopt::Parser) -> Result<TotalMode, CliError> {
 fn parse(p: &mut lexopt::Parser) -> Result<Option<Args>, CliError> {
     use lexopt::prelude::*;
     let mut a = Args {
-        dir: String::new(),
-        query: None,
-        queries: None,
-        field: "body".into(),
-        op: Operator::Or,
-        phrase: None,
-        slop: None,
-        syntax: Syntax::Terms,
+        dirs: Vec::new(),
+        q: QueryArgs::default(),
+        stats: None,
+        shard_id: None,
         k: 10,
         offset: 0,
         sort: None,
@@ -454,33 +649,18 @@ fn parse(p: &mut lexopt::Parser) -> Result<Option<Args>, CliError> {
         highlight: None,
         highlight_options: HighlightOptions::default(),
     };
-    let mut dir = None;
+    let mut positional = Vec::new();
     while let Some(arg) = p.next()? {
         match arg {
             Short('h') | Long("help") => return Ok(None),
-            Long("queries") => a.queries = Some(cli::string_value(p, "--queries")?),
-            Long("field") => a.field = cli::string_value(p, "--field")?,
-            Long("op") => {
-                let op = cli::choice_value(p, "--op", "'and', 'or' or 'phrase'", |s| match s {
-                    "phrase" | "PHRASE" => Some(None),
-                    _ => parse_op(s).map(Some),
-                })?;
-                match op {
-                    Some(op) => (a.op, a.phrase) = (op, None),
-                    None => a.phrase = Some(0),
-                }
+            Long(name) if QueryArgs::FLAGS.contains(&name) => {
+                let name = name.to_owned();
+                a.q.take(&name, p)?;
             }
-            Long("slop") => {
-                a.slop = Some(cli::parsed_value(p, "--slop", "a non-negative integer")?)
+            Long("stats") => a.stats = Some(cli::string_value(p, "--stats")?),
+            Long("shard-id") => {
+                a.shard_id = Some(cli::parsed_value(p, "--shard-id", "a shard number from 0")?)
             }
-            Long("syntax") => {
-                a.syntax = cli::choice_value(p, "--syntax", "'terms' or 'parser'", |s| match s {
-                    "terms" => Some(Syntax::Terms),
-                    "parser" => Some(Syntax::Parser),
-                    _ => None,
-                })?
-            }
-            Long("parse") => a.syntax = Syntax::Parser,
             Long("k") => a.k = cli::parsed_value(p, "--k", "a non-negative integer")?,
             Long("offset") => {
                 a.offset = cli::parsed_value(p, "--offset", "a non-negative integer")?
@@ -513,31 +693,53 @@ fn parse(p: &mut lexopt::Parser) -> Result<Option<Args>, CliError> {
                         _ => None,
                     })?
             }
-            Value(v) if dir.is_none() => cli::positional(&mut dir, v, "DIR")?,
-            Value(v) => cli::positional(&mut a.query, v, "QUERY")?,
+            Value(v) => positional.push(cli::utf8_arg(v)?),
             other => return Err(other.unexpected().into()),
         }
     }
-    a.dir = cli::required(dir, "the index directory DIR")?;
-    match (a.phrase, a.slop) {
-        (None, Some(_)) => return Err(CliError::usage(None, "--slop needs --op phrase")),
-        (Some(_), slop) => {
-            if a.syntax == Syntax::Parser {
+    // With --query or --queries every positional argument is a directory;
+    // without, the two are DIR and QUERY.
+    if !a.q.given() {
+        match positional.len() {
+            0 => return Err(CliError::usage(None, "missing the index directory DIR")),
+            1 => {
                 return Err(CliError::usage(
                     None,
-                    "--op phrase reads the text as one phrase, so it needs --syntax terms (quote phrases with --parse)",
+                    "give a QUERY, --query TEXT or --queries FILE.tsv",
                 ));
             }
-            a.phrase = Some(slop.unwrap_or(0));
+            2 => a.q.query = positional.pop(),
+            _ => {
+                return Err(CliError::usage(
+                    None,
+                    "with several index directories give the query with --query TEXT or --queries FILE.tsv",
+                ));
+            }
         }
-        (None, None) => {}
     }
-    match (&a.query, &a.queries) {
-        (None, None) => return Err(CliError::usage(None, "give a QUERY or --queries FILE.tsv")),
-        (Some(_), Some(_)) => {
+    if positional.is_empty() {
+        return Err(CliError::usage(None, "missing the index directory DIR"));
+    }
+    if positional.len() > 1
+        && let Some(p) = positional.iter().find(|p| !Path::new(p).is_dir())
+    {
+        return Err(CliError::usage(
+            None,
+            format!(
+                "{p:?} is not a directory: with --query or --queries every positional \
+                 argument is an index directory (give one query as DIR QUERY, or with --query)"
+            ),
+        ));
+    }
+    a.dirs = positional;
+    a.q.finish()?;
+    match (&a.stats, a.shard_id) {
+        (Some(_), None) => return Err(CliError::usage(None, "--stats needs --shard-id N")),
+        (None, Some(_)) => return Err(CliError::usage(None, "--shard-id needs --stats BLOB")),
+        (Some(_), Some(_)) if a.dirs.len() > 1 => {
             return Err(CliError::usage(
                 None,
-                "give either a QUERY or --queries FILE.tsv, not both",
+                "--stats searches one shard: give one DIR",
             ));
         }
         _ => {}
@@ -559,6 +761,8 @@ struct Printer<'a> {
     offset: usize,
     /// The field `--highlight` names, and the excerpts' options.
     highlight: Option<(FieldId, &'a HighlightOptions)>,
+    /// Whether hits name their shards (several directories, or `--stats`).
+    sharded: bool,
 }
 
 impl Printer<'_> {
@@ -663,13 +867,12 @@ fn value_json(v: &Value) -> serde_json::Value {
 }
 
 fn run_args(a: &Args) -> Result<(), CliError> {
-    let searcher = open_searcher(&a.dir, &a.paths)?;
+    let mut searcher = open_shards(&a.dirs, &a.paths)?;
+    if let (Some(path), Some(shard)) = (&a.stats, a.shard_id) {
+        searcher = searcher.with_stats(quarry::CorpusStats::read(path)?, shard)?;
+    }
     let schema = searcher.schema().clone();
-    let field = match a.syntax {
-        Syntax::Terms => search_field(&schema, &a.field)?,
-        Syntax::Parser => field_id(&schema, &a.field, "--field")?,
-    };
-    let config = ParserConfig::new(field, a.op);
+    let maker = a.q.maker(&schema)?;
     let sort = a
         .sort
         .as_ref()
@@ -705,14 +908,7 @@ fn run_args(a: &Args) -> Result<(), CliError> {
         }
         None => None,
     };
-    let queries = match (&a.query, &a.queries) {
-        (Some(q), _) => vec![QueryLine {
-            class: "-".into(),
-            text: q.clone(),
-        }],
-        (None, Some(path)) => read_queries(path)?,
-        (None, None) => unreachable!("checked by parse"),
-    };
+    let queries = a.q.lines()?;
     let req = SearchRequest {
         offset: a.offset,
         limit: a.k,
@@ -726,35 +922,18 @@ fn run_args(a: &Args) -> Result<(), CliError> {
         sort: sort.as_ref(),
         offset: a.offset,
         highlight,
+        sharded: a.dirs.len() > 1 || a.stats.is_some(),
     };
 
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     if a.format == Format::Tsv {
-        out.write_all(b"qno\tclass\trank\tid\tscore\tscore_bits\ttotal_hits")?;
-        if sort.is_some() {
-            out.write_all(b"\tsort_values")?;
-        }
-        if highlight.is_some() {
-            out.write_all(b"\texcerpt")?;
-        }
-        out.write_all(b"\n")?;
+        out.write_all(tsv_header(printer.sharded, sort.is_some(), highlight.is_some()).as_bytes())?;
     }
     let mut line = String::new();
     for (i, q) in queries.iter().enumerate() {
         let qno = i + 1;
-        let query = match a.syntax {
-            Syntax::Terms => match a.phrase {
-                Some(slop) => Query::Phrase {
-                    field,
-                    text: q.text.clone(),
-                    slop,
-                },
-                None => Query::matching(field, &q.text, a.op),
-            },
-            Syntax::Parser => Query::parse(&q.text, &schema, &config)
-                .map_err(|e| CliError::Failed(format!("query {qno} ({:?}): {e}", q.text)))?,
-        };
+        let query = maker.query(qno, q)?;
         let hits = searcher.search(&query, &req)?;
         line.clear();
         let answer = Answer {
@@ -785,33 +964,79 @@ struct Answer<'a> {
     hits: &'a Hits,
 }
 
+/// The columns of tsv output before the optional ones, with several
+/// shards (`sharded`) or one index.
+pub const TSV_COLUMNS: &str = "qno\tclass\trank\tid\tscore\tscore_bits\ttotal_hits";
+/// [`TSV_COLUMNS`] of hits that name their shards.
+pub const SHARD_TSV_COLUMNS: &str =
+    "qno\tclass\trank\tshard\tshard_doc\tid\tscore\tscore_bits\ttotal_hits\tmerge_key";
+
+/// The tsv header line.
+fn tsv_header(sharded: bool, sorted: bool, excerpts: bool) -> String {
+    let mut h = String::from(if sharded {
+        SHARD_TSV_COLUMNS
+    } else {
+        TSV_COLUMNS
+    });
+    if sorted {
+        h.push_str("\tsort_values");
+    }
+    if excerpts {
+        h.push_str("\texcerpt");
+    }
+    h.push('\n');
+    h
+}
+
+/// The line of a query without a hit on its page: rank 0, the other
+/// per-hit columns `-` (or 0), `total` and an empty cell per optional
+/// column (`extra`). `class` is escaped already.
+pub fn tsv_no_hit(qno: &str, class: &str, total: &str, sharded: bool, extra: usize) -> String {
+    let mut s = if sharded {
+        format!("{qno}\t{class}\t0\t-\t-\t-\t0\t00000000\t{total}\t-")
+    } else {
+        format!("{qno}\t{class}\t0\t-\t0\t00000000\t{total}")
+    };
+    (0..extra).for_each(|_| s.push('\t'));
+    s.push('\n');
+    s
+}
+
+/// The total column: the count, then `+` when it is a lower bound.
+pub fn total_text(total: u64, exact: bool) -> String {
+    format!("{total}{}", if exact { "" } else { "+" })
+}
+
 fn tsv(pr: &Printer, a: Answer, out: &mut String) -> Result<(), CliError> {
     let Answer {
         qno, query, hits, ..
     } = a;
     let mut class = String::new();
     cli::tsv_escape(&query.class, &mut class);
-    let total = format!(
-        "{}{}",
-        hits.total_hits,
-        if hits.total_is_exact { "" } else { "+" }
-    );
+    let total = total_text(hits.total_hits, hits.total_is_exact);
     if hits.hits.is_empty() {
-        let _ = write!(out, "{qno}\t{class}\t0\t-\t0\t00000000\t{total}");
-        if pr.sort.is_some() {
-            out.push('\t');
-        }
-        if pr.highlight.is_some() {
-            out.push('\t');
-        }
-        out.push('\n');
+        let extra = usize::from(pr.sort.is_some()) + usize::from(pr.highlight.is_some());
+        out.push_str(&tsv_no_hit(
+            &qno.to_string(),
+            &class,
+            &total,
+            pr.sharded,
+            extra,
+        ));
         return Ok(());
     }
     for (r, hit) in hits.hits.iter().enumerate() {
         let (id, _) = pr.lookup(hit.doc, false)?;
         let _ = write!(out, "{qno}\t{class}\t{}\t", pr.offset + r + 1);
+        if pr.sharded {
+            let _ = write!(out, "{}\t{}\t", hit.shard, hit.shard_doc);
+        }
         write_value(&id, out);
         let _ = write!(out, "\t{}\t{:08x}\t{total}", hit.score, hit.score.to_bits());
+        if pr.sharded {
+            out.push('\t');
+            hex(&hit.merge_key(pr.sort), out);
+        }
         if pr.sort.is_some() {
             out.push('\t');
             pr.sort_text(hit, out);
@@ -823,6 +1048,13 @@ fn tsv(pr: &Printer, a: Answer, out: &mut String) -> Result<(), CliError> {
         out.push('\n');
     }
     Ok(())
+}
+
+/// `bytes` as lowercase hex digits.
+fn hex(bytes: &[u8], out: &mut String) {
+    for b in bytes {
+        let _ = write!(out, "{b:02x}");
+    }
 }
 
 fn text(pr: &Printer, a: Answer, out: &mut String) -> Result<(), CliError> {
@@ -849,6 +1081,9 @@ fn text(pr: &Printer, a: Answer, out: &mut String) -> Result<(), CliError> {
         let (id, title) = pr.lookup(hit.doc, true)?;
         let _ = write!(out, "{:5}. id ", pr.offset + r + 1);
         write_value(&id, out);
+        if pr.sharded {
+            let _ = write!(out, "  shard {}", hit.shard);
+        }
         let _ = write!(out, "  score {}", hit.score);
         if pr.sort.is_some() {
             out.push_str("  sort ");
@@ -879,6 +1114,13 @@ fn json(pr: &Printer, a: Answer, out: &mut String) -> Result<(), CliError> {
             "score": f32_json(hit.score),
             "score_bits": format!("{:08x}", hit.score.to_bits()),
         });
+        if pr.sharded {
+            let mut key = String::new();
+            hex(&hit.merge_key(pr.sort), &mut key);
+            h["shard"] = serde_json::json!(hit.shard);
+            h["shard_doc"] = serde_json::json!(hit.shard_doc);
+            h["merge_key"] = serde_json::Value::String(key);
+        }
         if let Some(t) = title {
             h["title"] = serde_json::Value::String(t);
         }
