@@ -39,6 +39,7 @@ use crate::collect::{Sink, Window};
 use crate::error::{Error, Result};
 use crate::format::positions::{Positions, PositionsReader};
 use crate::format::postings::BadPostings;
+use crate::kernels;
 use crate::query::bm25::TermWeight;
 use crate::query::daat::{self, NO_MORE, Scorer, TermScorer};
 use crate::query::plan::PhraseNode;
@@ -74,8 +75,11 @@ struct PhraseTerms<'a> {
     fresh: Vec<bool>,
     /// Per slot, the index of its position in its term's buffer.
     at: Vec<usize>,
-    /// The exact phrase's possible starts still standing.
+    /// The exact phrase's possible starts still standing, a slot's
+    /// starts, and scratch for their intersection.
     starts: Vec<u32>,
+    slot_starts: Vec<u32>,
+    kept: Vec<u32>,
     err: Option<BadPostings>,
 }
 
@@ -114,6 +118,8 @@ impl<'a> PhraseTerms<'a> {
             fresh: vec![false; n],
             at: vec![0; node.slots.len()],
             starts: Vec::new(),
+            slot_starts: Vec::new(),
+            kept: Vec::new(),
             err: None,
         }))
     }
@@ -174,49 +180,24 @@ impl<'a> PhraseTerms<'a> {
             }
             return sloppy_freq(slots, &self.bufs, self.node.slop, &mut self.at);
         }
-        let (off, t) = slots[self.slot_order[0]];
-        if !self.read(t) {
-            return 0;
-        }
-        let Some(&last) = self.bufs[t].last().filter(|&&l| l >= off) else {
-            return 0;
-        };
-        let words = (last - off) as usize / 64 + 1;
-        if words > START_WORDS {
-            // A long document: the starts are merged with each list.
-            first_starts(&mut self.starts, &self.bufs[t], off);
-            for k in 1..self.slot_order.len() {
-                let (off, t) = slots[self.slot_order[k]];
-                if !self.read(t) {
-                    return 0;
-                }
-                keep_starts(&mut self.starts, &self.bufs[t], off);
-                if self.starts.is_empty() {
-                    return 0;
-                }
-            }
-            return self.starts.len() as u32;
-        }
-        // The starts as bits, and-ed with each other slot's.
-        let mut starts = [0u64; START_WORDS];
-        start_bits(&mut starts, &self.bufs[t], off, words * 64);
-        for k in 1..self.slot_order.len() {
+        for k in 0..self.slot_order.len() {
             let (off, t) = slots[self.slot_order[k]];
             if !self.read(t) {
                 return 0;
             }
-            let mut allowed = [0u64; START_WORDS];
-            start_bits(&mut allowed, &self.bufs[t], off, words * 64);
-            let mut any = 0;
-            for (a, b) in starts[..words].iter_mut().zip(&allowed) {
-                *a &= b;
-                any |= *a;
+            if k == 0 {
+                slot_starts(&mut self.starts, &self.bufs[t], off);
+            } else {
+                slot_starts(&mut self.slot_starts, &self.bufs[t], off);
+                self.kept.clear();
+                kernels::intersect_into(&self.starts, &self.slot_starts, &mut self.kept);
+                std::mem::swap(&mut self.starts, &mut self.kept);
             }
-            if any == 0 {
+            if self.starts.is_empty() {
                 return 0;
             }
         }
-        starts[..words].iter().map(|w| w.count_ones()).sum()
+        self.starts.len() as u32
     }
 
     fn error(&self) -> Option<BadPostings> {
@@ -226,56 +207,20 @@ impl<'a> PhraseTerms<'a> {
     }
 }
 
-/// Most 64-bit words of an exact phrase's starts checked as bits: a
-/// phrase in a document of up to 1,024 tokens; a longer one's starts are
-/// merged with each list.
-const START_WORDS: usize = 16;
-
-/// Sets in `bits` the starts below `limit` (at most `64 * START_WORDS`)
-/// that the ascending positions `list` of a slot at offset `off` allow.
-#[inline]
-fn start_bits(bits: &mut [u64; START_WORDS], list: &[u32], off: u32, limit: usize) {
-    for &p in list {
-        let Some(s) = p.checked_sub(off) else {
-            continue;
-        };
-        let s = s as usize;
-        if s >= limit {
-            break;
-        }
-        bits[(s / 64) % START_WORDS] |= 1 << (s % 64);
-    }
-}
-
-/// The exact phrase's starts that the positions `list` of a slot at
-/// offset `off` allow: each position minus the offset (the phrase's
-/// tokens at `start + offset`; the sloppy frequency at slop 0 is the
-/// number of starts every slot allows).
-fn first_starts(starts: &mut Vec<u32>, list: &[u32], off: u32) {
+/// The exact phrase's starts that the ascending positions `list` of a
+/// slot at offset `off` allow, into `starts` (cleared first): each
+/// position minus the offset (the phrase's tokens at `start + offset`),
+/// those under the offset left out (fewer than `off + 1` of them). The
+/// phrase's frequency at slop 0 is the size of the intersection of its
+/// slots' starts.
+fn slot_starts(starts: &mut Vec<u32>, list: &[u32], off: u32) {
+    let under = list
+        .iter()
+        .take(off as usize)
+        .take_while(|&&p| p < off)
+        .count();
     starts.clear();
-    starts.extend(list.iter().filter_map(|&p| p.checked_sub(off)));
-}
-
-/// Keeps the `starts` (ascending) at which the slot at offset `off`,
-/// whose term's positions are `list`, stands.
-fn keep_starts(starts: &mut Vec<u32>, list: &[u32], off: u32) {
-    let (mut j, mut kept) = (0, 0);
-    for k in 0..starts.len() {
-        let Some(want) = starts[k].checked_add(off) else {
-            break;
-        };
-        while j < list.len() && list[j] < want {
-            j += 1;
-        }
-        if j == list.len() {
-            break;
-        }
-        if list[j] == want {
-            starts[kept] = starts[k];
-            kept += 1;
-        }
-    }
-    starts.truncate(kept);
+    starts.extend(list[under..].iter().map(|&p| p - off));
 }
 
 /// The sloppy phrase frequency of the module docs; `at` is scratch.
@@ -460,12 +405,15 @@ mod tests {
 
     /// The exact frequency, slots taken last to first (any order gives it).
     fn exact_freq(slots: &[(u32, usize)], lists: &[Vec<u32>]) -> u32 {
-        let mut starts = Vec::new();
+        let (mut starts, mut one, mut kept) = (Vec::new(), Vec::new(), Vec::new());
         for (k, &(off, t)) in slots.iter().rev().enumerate() {
             if k == 0 {
-                first_starts(&mut starts, &lists[t], off);
+                slot_starts(&mut starts, &lists[t], off);
             } else {
-                keep_starts(&mut starts, &lists[t], off);
+                slot_starts(&mut one, &lists[t], off);
+                kept.clear();
+                kernels::intersect_into(&starts, &one, &mut kept);
+                std::mem::swap(&mut starts, &mut kept);
             }
         }
         starts.len() as u32
