@@ -16,6 +16,8 @@
 //! - [`constant`]: the constant-score iterators (match-all, ranges, term
 //!   sets of prefixes and dictionary ranges) the other two paths share.
 //! - [`parser`]: the query language of `docs/QUERY-SYNTAX.md`.
+//! - [`limits`]: the depth ([`MAX_DEPTH`]) every query keeps to, and the
+//!   recursion-free drop, clone and comparison of a [`Query`] of any depth.
 //!
 //! # Scoring of the constant-score queries and of boosts
 //!
@@ -38,12 +40,14 @@ pub mod bm25;
 pub mod constant;
 pub mod daat;
 pub mod exhaustive;
+pub mod limits;
 pub mod parser;
 pub mod phrase;
 pub mod plan;
 pub mod prune;
 pub mod window;
 
+pub use limits::MAX_DEPTH;
 pub use std::ops::Bound;
 
 use crate::document::Value;
@@ -73,8 +77,10 @@ pub enum Occur {
     Filter,
 }
 
-/// A query.
-#[derive(Clone, Debug, PartialEq)]
+/// A query. A value may nest to any depth, but searching one deeper than
+/// [`MAX_DEPTH`] (see [`Query::depth`]) is [`crate::Error::InvalidArgument`]
+/// ([`limits`]). `Clone`, `PartialEq` and dropping do not recurse; `Debug`
+/// shows the first [`MAX_DEPTH`] levels.
 pub enum Query {
     /// Documents whose `field` contains exactly the term `key` (raw bytes:
     /// a token as the analyzer produces it for text fields, the exact value
@@ -225,13 +231,11 @@ impl Query {
 
     /// Adds a clause to a boolean query (turning any other query into the
     /// first `Must` clause of a new boolean).
-    pub fn add(self, occur: Occur, clause: Query) -> Query {
-        match self {
-            Query::Boolean(mut v) => {
-                v.push((occur, clause));
-                Query::Boolean(v)
-            }
-            other => Query::Boolean(vec![(Occur::Must, other), (occur, clause)]),
+    pub fn add(mut self, occur: Occur, clause: Query) -> Query {
+        if let Query::Boolean(v) = &mut self {
+            v.push((occur, clause));
+            return self;
         }
+        Query::Boolean(vec![(Occur::Must, self), (occur, clause)])
     }
 }

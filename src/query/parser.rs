@@ -25,8 +25,9 @@ use crate::error::{Error, Result};
 use crate::query::{Occur, Operator, Query};
 use crate::schema::{FieldId, FieldType, Schema};
 
-/// The deepest nesting of parentheses and `NOT`s a query may have.
-pub const MAX_DEPTH: usize = 64;
+/// The deepest nesting of parentheses and `NOT`s a query may have: the one
+/// limit of every query's depth ([`crate::query::limits`]).
+pub use crate::query::limits::MAX_DEPTH;
 
 /// What the caller chooses for a query string.
 #[derive(Clone, Debug, PartialEq, Eq)]

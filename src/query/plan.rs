@@ -8,6 +8,7 @@ use crate::document::Value;
 use crate::error::{Error, Result};
 use crate::format::segment::i64_key;
 use crate::query::bm25::{self, TermWeight};
+use crate::query::limits;
 use crate::query::{Occur, Operator, Query};
 use crate::read::{LiveSegment, Snapshot, TermInfo};
 use crate::schema::{FieldDef, FieldId, FieldType};
@@ -129,8 +130,12 @@ pub fn compile(query: &Query, snap: &Snapshot) -> Result<Node> {
 }
 
 /// Compiles `query` for `snap`; a prefix or dictionary range expanding to
-/// more than `max_expansions` distinct terms is [`Error::TooManyTerms`].
+/// more than `max_expansions` distinct terms is [`Error::TooManyTerms`]; a
+/// query nesting deeper than [`crate::query::MAX_DEPTH`] is
+/// [`Error::InvalidArgument`], checked before anything recurses
+/// ([`crate::query::limits`]).
 pub fn compile_with(query: &Query, snap: &Snapshot, max_expansions: usize) -> Result<Node> {
+    limits::check_depth(query)?;
     Compiler {
         snap,
         max_expansions,
