@@ -1,8 +1,11 @@
-//! The depth limit every query keeps to (`src/query/limits.rs`), on every
+//! The limits every query keeps to (`src/query/limits.rs`), on every
 //! execution path, on one thread and on several: a query nests at most
 //! `MAX_DEPTH` levels, and a deeper one is refused before anything
-//! recurses over it, however deep; a query value of any depth also drops,
-//! clones, compares and prints without overflowing a small stack.
+//! recurses over it, however deep (a query value of any depth also drops,
+//! clones, compares and prints without overflowing a small stack); boosts
+//! that would take a weight, a constant or a sum of scores beyond the
+//! largest f32 are refused rather than give infinite or NaN scores, and
+//! other boosts score as before.
 
 mod common;
 
@@ -264,4 +267,91 @@ fn clone_eq_and_debug_are_those_of_the_fields() {
     assert_eq!(Query::None.add(Occur::Should, Query::All).depth(), 2);
     assert_ne!(Query::All, Query::None);
     assert_ne!(Query::All.boost(f32::NAN), Query::All.boost(f32::NAN));
+}
+
+#[test]
+fn boosts_beyond_the_largest_f32_are_refused() {
+    let ix = index();
+    let quick = Query::term(ix.body, "quick");
+    let phrase = Query::Phrase {
+        field: ix.body,
+        text: "quick brown".into(),
+        slop: 0,
+    };
+    let max = f32::MAX;
+    let refused = [
+        // A term's weight idf * 2.2 * boost: the reported NaN scores.
+        quick.clone().boost(3.4e38),
+        phrase.clone().boost(3.4e38),
+        // Nested boosts multiply.
+        quick.clone().boost(1e20).boost(1e20),
+        Query::All.boost(1e20).boost(1e20),
+        Query::prefix(ix.body, "qu").boost(max).boost(2.0),
+        Query::range(ix.year, Bound::Unbounded, Bound::Unbounded)
+            .boost(max)
+            .boost(2.0),
+        // Products of boosts beyond f64's range, and infinity times 0.
+        boosted(Query::All, max, 10),
+        boosted(Query::All.boost(0.0), max, 10),
+        // A sum of clause scores beyond the largest f32.
+        Query::boolean()
+            .add(Occur::Should, Query::All.boost(max))
+            .add(Occur::Should, Query::All.boost(max)),
+        Query::boolean()
+            .add(Occur::Must, quick.clone().boost(1e37))
+            .add(Occur::Should, Query::All.boost(max)),
+        // Clauses that do not score may not overflow either.
+        Query::boolean()
+            .add(Occur::Must, quick.clone())
+            .add(Occur::Filter, quick.clone().boost(3.4e38)),
+        Query::boolean()
+            .add(Occur::Must, Query::All)
+            .add(Occur::MustNot, quick.clone().boost(3.4e38)),
+    ];
+    for q in &refused {
+        for s in searchers(&ix.s) {
+            let m = invalid(s.search(q, &SearchRequest::top(10)));
+            assert!(m.contains("beyond the largest f32"), "{q:?}: {m}");
+        }
+    }
+}
+
+#[test]
+fn large_boosts_within_f32_keep_finite_scores() {
+    let ix = index();
+    let quick = Query::term(ix.body, "quick");
+    let max = f32::MAX;
+    // A constant may be the largest f32, and a sum may reach it.
+    for (q, score) in [
+        (Query::All.boost(3.4e38), 3.4e38f32),
+        (Query::All.boost(max), max),
+        (
+            Query::boolean()
+                .add(Occur::Should, Query::All.boost(max / 2.0))
+                .add(Occur::Should, Query::All.boost(max / 2.0)),
+            max,
+        ),
+        (Query::All.boost(1e20).boost(1e-20), 1.0),
+    ] {
+        let hits = agreed(&ix, &q);
+        assert_eq!(hits.len(), 20);
+        assert!(hits.iter().all(|&(_, s)| s == score.to_bits()), "{q:?}");
+    }
+    // A large boost on a term keeps its order and finite scores.
+    let plain = agreed(&ix, &quick);
+    let big = agreed(&ix, &quick.clone().boost(1e36));
+    let docs = |h: &[(u64, u32)]| h.iter().map(|x| x.0).collect::<Vec<_>>();
+    assert_eq!(docs(&big), docs(&plain));
+    assert!(big.iter().all(|&(_, s)| f32::from_bits(s).is_finite()));
+    // A boost of 0 above or below huge ones scores 0.
+    for q in [
+        quick.boost(0.0).boost(max),
+        boosted(Query::All, max, 10).boost(0.0),
+    ] {
+        let zero = agreed(&ix, &q);
+        assert!(
+            !zero.is_empty() && zero.iter().all(|&(_, s)| s == 0),
+            "{q:?}"
+        );
+    }
 }

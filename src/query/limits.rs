@@ -1,17 +1,25 @@
-//! The limit every query keeps to, so that no query, however it was
-//! built, can crash its host.
+//! The limits every query keeps to, so that no query, however it was
+//! built, can crash its host or give meaningless scores.
 //!
-//! Compiling a query and every execution path recurse over its nesting,
-//! and a stack overflow cannot be caught (the C API's panic boundary never
-//! sees it). [`Query::depth`] counts the nesting without recursion; the
-//! compiler refuses a query deeper than [`MAX_DEPTH`] (the parser's limit
-//! too) before it recurses. A [`Query`] value itself may be of any depth
-//! (its variants are public): it is dropped, cloned and compared without
-//! recursion, and its `Debug` form shows its first [`MAX_DEPTH`] levels.
+//! - **Depth.** Compiling a query and every execution path recurse over
+//!   its nesting, and a stack overflow cannot be caught (the C API's panic
+//!   boundary never sees it). [`Query::depth`] counts the nesting without
+//!   recursion; the compiler refuses a query deeper than [`MAX_DEPTH`] (the
+//!   parser's limit too) before it recurses, and the C API refuses to build
+//!   one. A [`Query`] value itself may be of any depth (its variants are
+//!   public): it is dropped, cloned and compared without recursion, and its
+//!   `Debug` form shows its first [`MAX_DEPTH`] levels.
+//! - **Scores.** Boosts multiply into weights and constants, and a
+//!   boolean sums its clauses' scores in f32: a large enough boost (or
+//!   product of nested boosts, or sum) would make a weight infinite and
+//!   every score NaN. The compiler refuses a plan any of whose weights,
+//!   constants or clause sums could be beyond the largest f32
+//!   ([`check_scores`]); it never changes how a score is computed.
 
 use std::fmt;
 
 use crate::error::{Error, Result};
+use crate::query::plan::Node;
 use crate::query::{Occur, Query};
 
 /// The deepest a query may nest: at most this many levels, counted as
@@ -59,6 +67,58 @@ pub(crate) fn check_depth(query: &Query) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+/// [`Error::InvalidArgument`] when a score of the compiled `node` could be
+/// beyond the largest f32 (infinite, or NaN from infinity less infinity):
+/// a term's or phrase's weight (a BM25 score is at most its weight), a
+/// constant score, or a boolean's sum of its scoring clauses' best scores.
+/// The sum is taken in f32 in clause order, as every path sums scores, and
+/// f32 addition is monotone, so it bounds every sum a search computes and
+/// every pruning bound (which sum at most those best scores). Recurses
+/// over the plan, which [`check_depth`] has bounded.
+pub(crate) fn check_scores(node: &Node) -> Result<()> {
+    best_score(node).map(|_| ())
+}
+
+/// The largest score `node` can give, or the error when it, or a weight
+/// below it, is not finite.
+fn best_score(node: &Node) -> Result<f32> {
+    let (what, best) = match node {
+        Node::Empty => return Ok(0.0),
+        Node::Term(t) => ("a term's weight", t.weight.weight),
+        Node::Phrase(p) => {
+            for t in &p.terms {
+                finite("a term's weight", t.weight.weight)?;
+            }
+            ("a phrase's weight", p.weight.weight)
+        }
+        Node::All(score) => ("a constant score", *score),
+        Node::Range(r) => ("a constant score", r.score),
+        Node::Terms(t) => ("a constant score", t.score),
+        Node::Bool(clauses) => {
+            let mut sum = 0.0f32;
+            for (occur, clause) in clauses {
+                let best = best_score(clause)?;
+                if matches!(occur, Occur::Must | Occur::Should) {
+                    sum += best;
+                }
+            }
+            ("a boolean's sum of clause scores", sum)
+        }
+    };
+    finite(what, best)
+}
+
+fn finite(what: &str, score: f32) -> Result<f32> {
+    if score.is_finite() {
+        return Ok(score);
+    }
+    Err(Error::InvalidArgument(format!(
+        "the boosts make {what} {score}, beyond the largest f32 ({:e}); \
+         scores and their sums must stay finite",
+        f32::MAX
+    )))
 }
 
 /// Moves the queries `q` holds into `into`, leaving it none.

@@ -16,8 +16,9 @@
 //! - [`constant`]: the constant-score iterators (match-all, ranges, term
 //!   sets of prefixes and dictionary ranges) the other two paths share.
 //! - [`parser`]: the query language of `docs/QUERY-SYNTAX.md`.
-//! - [`limits`]: the depth ([`MAX_DEPTH`]) every query keeps to, and the
-//!   recursion-free drop, clone and comparison of a [`Query`] of any depth.
+//! - [`limits`]: the depth ([`MAX_DEPTH`]) and score range every query
+//!   keeps to, and the recursion-free drop, clone and comparison of a
+//!   [`Query`] of any depth.
 //!
 //! # Scoring of the constant-score queries and of boosts
 //!
@@ -78,8 +79,9 @@ pub enum Occur {
 }
 
 /// A query. A value may nest to any depth, but searching one deeper than
-/// [`MAX_DEPTH`] (see [`Query::depth`]) is [`crate::Error::InvalidArgument`]
-/// ([`limits`]). `Clone`, `PartialEq` and dropping do not recurse; `Debug`
+/// [`MAX_DEPTH`] (see [`Query::depth`]) is [`crate::Error::InvalidArgument`],
+/// as is one whose boosts would make a score overflow f32 (see
+/// [`limits`]). `Clone`, `PartialEq` and dropping do not recurse; `Debug`
 /// shows the first [`MAX_DEPTH`] levels.
 pub enum Query {
     /// Documents whose `field` contains exactly the term `key` (raw bytes:

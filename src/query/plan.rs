@@ -131,16 +131,18 @@ pub fn compile(query: &Query, snap: &Snapshot) -> Result<Node> {
 
 /// Compiles `query` for `snap`; a prefix or dictionary range expanding to
 /// more than `max_expansions` distinct terms is [`Error::TooManyTerms`]; a
-/// query nesting deeper than [`crate::query::MAX_DEPTH`] is
-/// [`Error::InvalidArgument`], checked before anything recurses
-/// ([`crate::query::limits`]).
+/// query nesting deeper than [`crate::query::MAX_DEPTH`] (checked before
+/// anything recurses), or one a score of which could overflow f32, is
+/// [`Error::InvalidArgument`] ([`crate::query::limits`]).
 pub fn compile_with(query: &Query, snap: &Snapshot, max_expansions: usize) -> Result<Node> {
     limits::check_depth(query)?;
-    Compiler {
+    let node = Compiler {
         snap,
         max_expansions,
     }
-    .node(query, 1.0)
+    .node(query, 1.0)?;
+    limits::check_scores(&node)?;
+    Ok(node)
 }
 
 struct Compiler<'a> {
