@@ -2,10 +2,10 @@
 //! execution path, on one thread and on several: a query nests at most
 //! `MAX_DEPTH` levels, and a deeper one is refused before anything
 //! recurses over it, however deep (a query value of any depth also drops,
-//! clones, compares and prints without overflowing a small stack); boosts
-//! that would take a weight, a constant or a sum of scores beyond the
-//! largest f32 are refused rather than give infinite or NaN scores, and
-//! other boosts score as before.
+//! clones, compares and prints without overflowing a small stack); the
+//! parser gives no deeper query; boosts that would take a weight, a
+//! constant or a sum of scores beyond the largest f32 are refused rather
+//! than give infinite or NaN scores, and other boosts score as before.
 
 mod common;
 
@@ -267,6 +267,46 @@ fn clone_eq_and_debug_are_those_of_the_fields() {
     assert_eq!(Query::None.add(Occur::Should, Query::All).depth(), 2);
     assert_ne!(Query::All, Query::None);
     assert_ne!(Query::All.boost(f32::NAN), Query::All.boost(f32::NAN));
+}
+
+#[test]
+fn parsed_queries_nest_at_most_the_limit() {
+    let ix = index();
+    let schema = ix.s.schema().clone();
+    let config = ParserConfig::new(ix.body, Operator::Or);
+    // Each group `(quick OR inner^2)` is two levels: fewer than 64 groups
+    // can nest too deep.
+    let groups = |n: usize| {
+        let mut t = "fox".to_owned();
+        for _ in 0..n {
+            t = format!("(quick OR {t}^2)");
+        }
+        t
+    };
+    let q = Query::parse(&groups(31), &schema, &config).unwrap();
+    assert_eq!(q.depth(), 63);
+    let ok = format!("dog AND {}", groups(31));
+    let q = Query::parse(&ok, &schema, &config).unwrap();
+    assert_eq!(q.depth(), 64);
+    agreed(&ix, &q);
+    let cases = [
+        // The group that nests too deep.
+        (format!("dog AND {}", groups(32)), 8),
+        // The whole query.
+        (format!("dog AND {}^2", groups(31)), 0),
+    ];
+    for (text, at) in cases {
+        match Query::parse(&text, &schema, &config) {
+            Err(Error::QuerySyntax { position, message }) => {
+                assert_eq!(position, at, "{message}");
+                assert!(
+                    message.contains("65 levels") && message.contains("64"),
+                    "{message}"
+                );
+            }
+            other => panic!("{text}: {other:?}"),
+        }
+    }
 }
 
 #[test]
