@@ -373,6 +373,11 @@ fn c_panic_is_quiet() {
 }
 
 #[test]
+fn c_query_limits() {
+    run_program(&[], &build_c99("limits"), &[], &[]);
+}
+
+#[test]
 fn c_threads() {
     run_program(&[], &build_c99("threads"), &["40", "10"], &[]);
 }
@@ -415,6 +420,7 @@ fn c_tests_under_valgrind() {
     run_program(&vg, &build_c99("analyzers"), &[], &[]);
     run_program(&vg, &build_c99("highlight"), &[], &[]);
     run_program(&vg, &build_c99("phrase"), &[], &[]);
+    run_program(&vg, &build_c99("limits"), &[], &[]);
     run_program(&vg, &build_c99("panic"), &[], &[]);
     run_program(&vg, &build_c99("threads"), &["6", "4"], &[]);
     // valgrind must see the library's allocations: a double free of a
@@ -493,6 +499,7 @@ fn c_tests_under_address_and_undefined_sanitizers() {
         "query_lang",
         "analyzers",
         "phrase",
+        "limits",
         "panic",
         "threads",
     ] {
