@@ -116,9 +116,10 @@ static inline quarry_query *ffi_term(const char *field, const char *term) {
 /* An index at `dir` of the `n` texts, opened: per text a document with
  * id (i64, stored, indexed: 0 to n-1), body (text, stored, analysed by
  * `analyzer`) and plain (text, not stored, the default analyzer), both
- * holding the text. */
-static inline quarry_searcher *ffi_index_texts(const char *dir, const char *analyzer,
-                                               const char *const *texts, size_t n) {
+ * holding the text; a commit (so a segment) after every `per_segment`
+ * documents and after the last. */
+static inline quarry_searcher *ffi_index_segments(const char *dir, const char *analyzer,
+                                                  const char *const *texts, size_t n, size_t per_segment) {
     quarry_schema *schema = NULL;
     quarry_indexer *ix = NULL;
     quarry_doc *d = NULL;
@@ -138,12 +139,19 @@ static inline quarry_searcher *ffi_index_texts(const char *dir, const char *anal
         OK(quarry_doc_add_text(d, S("body"), texts[i], strlen(texts[i])));
         OK(quarry_doc_add_text(d, S("plain"), texts[i], strlen(texts[i])));
         OK(quarry_indexer_add_doc(ix, d));
+        if ((i + 1) % per_segment == 0 && i + 1 < n) OK(quarry_indexer_commit(ix));
     }
     OK(quarry_indexer_commit(ix));
     quarry_doc_free(d);
     quarry_indexer_free(ix);
     OK(quarry_searcher_open(dir, strlen(dir), &s));
     return s;
+}
+
+/* ffi_index_segments in one segment. */
+static inline quarry_searcher *ffi_index_texts(const char *dir, const char *analyzer,
+                                               const char *const *texts, size_t n) {
+    return ffi_index_segments(dir, analyzer, texts, n, n > 0 ? n : 1);
 }
 
 static inline uint32_t ffi_bits_of(float f) {

@@ -30,6 +30,17 @@
 #define QUARRY_VERSION_STRING "0.1.0"
 
 /**
+ * The deepest a query may nest, as `quarry_query_add_clause` and
+ * `quarry_query_boost` count it: a query without clauses (a term, match,
+ * phrase, prefix, range, match-all or match-none query, an empty
+ * boolean) is 1 level deep, a boolean 1 more than its deepest clause, a
+ * boost 1 more than its query, a parsed query as deep as the query its
+ * text parsed to. So at most 63 booleans and boosts nest around a term.
+ * The query parser nests at most as many groups and `NOT`s.
+ */
+#define QUARRY_MAX_QUERY_DEPTH 64
+
+/**
  * `total` of `quarry_searcher_search_total`: count every match (what
  * `quarry_searcher_search` does). `UINT64_MAX`.
  */
@@ -983,7 +994,9 @@ quarry_status quarry_query_boolean(quarry_query **out);
  * the caller frees, whatever the status.
  *
  * Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_INVALID_ARGUMENT` (unknown occur
- * value, or `boolean` is not a boolean query).
+ * value, `boolean` is not a boolean query, or `clause` is already
+ * `QUARRY_MAX_QUERY_DEPTH` levels deep, so the boolean would nest deeper;
+ * the message names the limit). On an error `boolean` is unchanged.
  *
  * # Safety
  * `boolean` is NULL or a live query used by no other thread during the
@@ -1117,11 +1130,17 @@ quarry_status quarry_query_none(quarry_query **out);
  * A new query: a **copy** of `query` with its scores multiplied by
  * `boost` (finite, at least 0). The boost multiplies each BM25 term
  * weight and each constant score below it, never a sum, so a boost of 1.0
- * changes no score bit. The caller still owns `query`.
+ * changes no score bit. The caller still owns `query`. Boosts on a path
+ * multiply: a search whose boosts would take a weight, a constant score
+ * or a boolean's sum of scores beyond the largest float (`FLT_MAX`) fails
+ * with `QUARRY_INVALID_ARGUMENT` rather than give infinite or NaN scores.
  *
  * On `QUARRY_OK`, `*out` is a new query owned by the caller.
  * Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_INVALID_ARGUMENT` (a boost that
- * is NaN, infinite or negative).
+ * is NaN, infinite or negative; `query` already
+ * `QUARRY_MAX_QUERY_DEPTH` levels deep, the message naming the limit; or
+ * a product of `boost` and the boosts inside `query` beyond `FLT_MAX`,
+ * which no search could score).
  *
  * # Safety
  * `query` is NULL or a live query not modified by another thread during
@@ -1143,8 +1162,9 @@ quarry_status quarry_query_boost(const quarry_query *query, float boost, quarry_
  * `QUARRY_INVALID_ARGUMENT` (unknown operator), `QUARRY_SCHEMA` (no field
  * `default_field`), `QUARRY_QUERY_SYNTAX` (the last-error message reads
  * "query syntax error at byte N: ..." with the byte offset in `text` and
- * what was expected there; also for unknown fields and values that do
- * not fit their field).
+ * what was expected there; also for unknown fields, values that do not
+ * fit their field, and nesting deeper than `QUARRY_MAX_QUERY_DEPTH`
+ * groups, `NOT`s or levels of the parsed query).
  *
  * # Safety
  * `searcher` is NULL or a live searcher; `text` is NULL or valid for
@@ -1427,8 +1447,9 @@ quarry_status quarry_searcher_path(const quarry_searcher *searcher,
  * searcher may be freed first.
  * Errors: `QUARRY_NULL_ARGUMENT` (`searcher`, `query`, `out`),
  * `QUARRY_SCHEMA` (a field the query or sort names is missing or of the
- * wrong kind: not indexed, not sortable, wrong type), `QUARRY_IO`,
- * `QUARRY_CORRUPT`.
+ * wrong kind: not indexed, not sortable, wrong type),
+ * `QUARRY_INVALID_ARGUMENT` (boosts that would take a score beyond
+ * `FLT_MAX`, see `quarry_query_boost`), `QUARRY_IO`, `QUARRY_CORRUPT`.
  * Thread safety: any number of threads may search one searcher at once.
  *
  * # Safety

@@ -13,6 +13,8 @@
 /** MAJOR * 1000000 + MINOR * 1000 + PATCH; compare with `quarry_version_number()`. */
 #define QUARRY_VERSION_NUMBER 1000
 
+#define QUARRY_MAX_QUERY_DEPTH 64
+
 #define QUARRY_TOTAL_EXACT 18446744073709551615ull
 
 #define QUARRY_TOTAL_LOWER_BOUND 0

@@ -378,6 +378,11 @@ fn c_panic_is_quiet() {
 }
 
 #[test]
+fn c_query_limits() {
+    run_program(&[], &build_c99("limits"), &[], &[]);
+}
+
+#[test]
 fn c_threads() {
     run_program(&[], &build_c99("threads"), &["40", "10"], &[]);
 }
@@ -421,6 +426,7 @@ fn c_tests_under_valgrind() {
     run_program(&vg, &build_c99("highlight"), &[], &[]);
     run_program(&vg, &build_c99("phrase"), &[], &[]);
     run_program(&vg, &build_c99("shards"), &[], &[]);
+    run_program(&vg, &build_c99("limits"), &[], &[]);
     run_program(&vg, &build_c99("panic"), &[], &[]);
     run_program(&vg, &build_c99("threads"), &["6", "4"], &[]);
     // valgrind must see the library's allocations: a double free of a
@@ -500,6 +506,7 @@ fn c_tests_under_address_and_undefined_sanitizers() {
         "analyzers",
         "phrase",
         "shards",
+        "limits",
         "panic",
         "threads",
     ] {

@@ -56,11 +56,12 @@ pub(crate) enum CQuery {
     None,
     Boost(Box<CQuery>, f32),
     /// Parsed again against the schema of each search (it parsed against
-    /// the searcher's when it was made).
+    /// the searcher's when it was made, to a query `depth` levels deep).
     Parsed {
         text: String,
         default_field: Option<String>,
         op: Operator,
+        depth: usize,
     },
 }
 
@@ -89,7 +90,53 @@ pub const QUARRY_OCCUR_MUST_NOT: quarry_occur = 3;
 /// The clause must match, and does not contribute to the score.
 pub const QUARRY_OCCUR_FILTER: quarry_occur = 4;
 
+/// The deepest a query may nest, as `quarry_query_add_clause` and
+/// `quarry_query_boost` count it: a query without clauses (a term, match,
+/// phrase, prefix, range, match-all or match-none query, an empty
+/// boolean) is 1 level deep, a boolean 1 more than its deepest clause, a
+/// boost 1 more than its query, a parsed query as deep as the query its
+/// text parsed to. So at most 63 booleans and boosts nest around a term.
+/// The query parser nests at most as many groups and `NOT`s.
+pub const QUARRY_MAX_QUERY_DEPTH: u32 = 64;
+
+const _: () = assert!(QUARRY_MAX_QUERY_DEPTH as usize == Query::MAX_DEPTH);
+
+/// The error of a query `depth` levels deep, beyond the limit.
+fn too_deep(what: &str, depth: usize) -> Failure {
+    Failure::invalid(format!(
+        "{what} would nest {depth} levels deep; queries nest at most \
+         QUARRY_MAX_QUERY_DEPTH ({QUARRY_MAX_QUERY_DEPTH}) levels"
+    ))
+}
+
 impl CQuery {
+    /// How many levels it nests (see `QUARRY_MAX_QUERY_DEPTH`). Recurses:
+    /// every query made through the C API is within the limit.
+    fn depth(&self) -> usize {
+        match self {
+            CQuery::Boolean(clauses) => {
+                1 + clauses.iter().map(|(_, q)| q.depth()).max().unwrap_or(0)
+            }
+            CQuery::Boost(q, _) => 1 + q.depth(),
+            CQuery::Parsed { depth, .. } => *depth,
+            _ => 1,
+        }
+    }
+
+    /// The largest product of the boosts on a path from it to a query
+    /// without clauses (1.0 without boosts; a parsed text's own boosts
+    /// are left to the search), in f64 as a search multiplies them.
+    fn boost_product(&self) -> f64 {
+        match self {
+            CQuery::Boolean(clauses) => clauses
+                .iter()
+                .map(|(_, q)| q.boost_product())
+                .fold(1.0, f64::max),
+            CQuery::Boost(q, b) => q.boost_product() * f64::from(*b),
+            _ => 1.0,
+        }
+    }
+
     /// The engine's query, with field names resolved in `schema`.
     pub(crate) fn resolve(&self, schema: &Schema) -> CResult<Query> {
         let field = |name: &str| {
@@ -157,6 +204,7 @@ impl CQuery {
                 text,
                 default_field,
                 op,
+                ..
             } => {
                 let default_fields = match default_field {
                     Some(name) => vec![field(name)?.0],
@@ -385,7 +433,9 @@ pub unsafe extern "C" fn quarry_query_boolean(out: *mut *mut quarry_query) -> qu
 /// the caller frees, whatever the status.
 ///
 /// Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_INVALID_ARGUMENT` (unknown occur
-/// value, or `boolean` is not a boolean query).
+/// value, `boolean` is not a boolean query, or `clause` is already
+/// `QUARRY_MAX_QUERY_DEPTH` levels deep, so the boolean would nest deeper;
+/// the message names the limit). On an error `boolean` is unchanged.
 ///
 /// # Safety
 /// `boolean` is NULL or a live query used by no other thread during the
@@ -405,7 +455,12 @@ pub unsafe extern "C" fn quarry_query_add_clause(
         // the same handle, and the shared borrow ends here.
         // SAFETY: the caller guarantees a non-NULL `clause` is a live query
         // not modified concurrently.
-        let copy = unsafe { handle_ref(clause, "clause") }?.clone();
+        let clause = unsafe { handle_ref(clause, "clause") }?;
+        let depth = 1 + clause.depth();
+        if depth > Query::MAX_DEPTH {
+            return Err(too_deep("the boolean with this clause", depth));
+        }
+        let copy = clause.clone();
         let occur = match occur {
             QUARRY_OCCUR_MUST => Occur::Must,
             QUARRY_OCCUR_SHOULD => Occur::Should,
@@ -653,11 +708,17 @@ pub unsafe extern "C" fn quarry_query_none(out: *mut *mut quarry_query) -> quarr
 /// A new query: a **copy** of `query` with its scores multiplied by
 /// `boost` (finite, at least 0). The boost multiplies each BM25 term
 /// weight and each constant score below it, never a sum, so a boost of 1.0
-/// changes no score bit. The caller still owns `query`.
+/// changes no score bit. The caller still owns `query`. Boosts on a path
+/// multiply: a search whose boosts would take a weight, a constant score
+/// or a boolean's sum of scores beyond the largest float (`FLT_MAX`) fails
+/// with `QUARRY_INVALID_ARGUMENT` rather than give infinite or NaN scores.
 ///
 /// On `QUARRY_OK`, `*out` is a new query owned by the caller.
 /// Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_INVALID_ARGUMENT` (a boost that
-/// is NaN, infinite or negative).
+/// is NaN, infinite or negative; `query` already
+/// `QUARRY_MAX_QUERY_DEPTH` levels deep, the message naming the limit; or
+/// a product of `boost` and the boosts inside `query` beyond `FLT_MAX`,
+/// which no search could score).
 ///
 /// # Safety
 /// `query` is NULL or a live query not modified by another thread during
@@ -671,14 +732,26 @@ pub unsafe extern "C" fn quarry_query_boost(
     guard(|| {
         // SAFETY: the caller guarantees a non-NULL `query` is a live query
         // not modified concurrently.
-        let copy = unsafe { handle_ref(query, "query") }?.clone();
+        let query = unsafe { handle_ref(query, "query") }?;
         if !boost.is_finite() || boost < 0.0 {
             return Err(Failure::invalid(format!(
                 "a boost must be finite and at least 0, not {boost}"
             )));
         }
+        let depth = 1 + query.depth();
+        if depth > Query::MAX_DEPTH {
+            return Err(too_deep("the boosted query", depth));
+        }
+        let product = query.boost_product() * f64::from(boost);
+        if !(product as f32).is_finite() {
+            return Err(Failure::invalid(format!(
+                "the boosts on a path of the boosted query multiply to {product:e}, beyond the \
+                 largest float ({:e}), so no score could be finite",
+                f32::MAX
+            )));
+        }
         check_out(out, "out")?;
-        emit(out, CQuery::Boost(Box::new(copy), boost));
+        emit(out, CQuery::Boost(Box::new(query.clone()), boost));
         Ok(())
     })
 }
@@ -696,8 +769,9 @@ pub unsafe extern "C" fn quarry_query_boost(
 /// `QUARRY_INVALID_ARGUMENT` (unknown operator), `QUARRY_SCHEMA` (no field
 /// `default_field`), `QUARRY_QUERY_SYNTAX` (the last-error message reads
 /// "query syntax error at byte N: ..." with the byte offset in `text` and
-/// what was expected there; also for unknown fields and values that do
-/// not fit their field).
+/// what was expected there; also for unknown fields, values that do not
+/// fit their field, and nesting deeper than `QUARRY_MAX_QUERY_DEPTH`
+/// groups, `NOT`s or levels of the parsed query).
 ///
 /// # Safety
 /// `searcher` is NULL or a live searcher; `text` is NULL or valid for
@@ -728,12 +802,16 @@ pub unsafe extern "C" fn quarry_query_parse(
         };
         let op = operator_arg(default_op)?;
         check_out(out, "out")?;
-        let q = CQuery::Parsed {
+        let mut q = CQuery::Parsed {
             text: text.to_owned(),
             default_field,
             op,
+            depth: 0,
         };
-        q.resolve(searcher.schema())?;
+        let parsed = q.resolve(searcher.schema())?.depth();
+        if let CQuery::Parsed { depth, .. } = &mut q {
+            *depth = parsed;
+        }
         emit(out, q);
         Ok(())
     })

@@ -398,8 +398,9 @@ const _: () =
 /// searcher may be freed first.
 /// Errors: `QUARRY_NULL_ARGUMENT` (`searcher`, `query`, `out`),
 /// `QUARRY_SCHEMA` (a field the query or sort names is missing or of the
-/// wrong kind: not indexed, not sortable, wrong type), `QUARRY_IO`,
-/// `QUARRY_CORRUPT`.
+/// wrong kind: not indexed, not sortable, wrong type),
+/// `QUARRY_INVALID_ARGUMENT` (boosts that would take a score beyond
+/// `FLT_MAX`, see `quarry_query_boost`), `QUARRY_IO`, `QUARRY_CORRUPT`.
 /// Thread safety: any number of threads may search one searcher at once.
 ///
 /// # Safety

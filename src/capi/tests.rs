@@ -161,6 +161,7 @@ fn status_codes_are_frozen_and_in_the_header() {
                 && !k.starts_with("QUARRY_SWITCH_")
                 && !k.starts_with("QUARRY_TOTAL_")
                 && !k.starts_with("QUARRY_VALUE_")
+                && k != "QUARRY_MAX_QUERY_DEPTH"
                 && k != "QUARRY_H"
         })
         .count();
@@ -172,7 +173,8 @@ fn status_codes_are_frozen_and_in_the_header() {
 }
 
 /// The fast paths, switches and counting constants are ABI too, and the
-/// counting constants are the Rust API's thresholds.
+/// counting constants are the Rust API's thresholds, as the depth limit is
+/// the Rust API's.
 #[test]
 fn path_switch_and_total_constants_are_frozen() {
     use super::searcher::*;
@@ -190,6 +192,10 @@ fn path_switch_and_total_constants_are_frozen() {
     assert_eq!(define("QUARRY_TOTAL_EXACT"), format!("{}ull", u64::MAX));
     assert_eq!(define("QUARRY_TOTAL_LOWER_BOUND"), "0");
     assert_eq!(define("QUARRY_TOTAL_DEFAULT"), "1000");
+    assert_eq!(
+        define("QUARRY_MAX_QUERY_DEPTH"),
+        crate::Query::MAX_DEPTH.to_string()
+    );
     assert_eq!(
         TotalMode::from_threshold(QUARRY_TOTAL_EXACT),
         TotalMode::Exact

@@ -19,6 +19,9 @@
 //! - [`parser`]: the query language of `docs/QUERY-SYNTAX.md`.
 //! - [`stats`]: where the corpus statistics come from (the segments, or
 //!   statistics imported from a whole corpus of shards).
+//! - [`limits`]: the depth ([`MAX_DEPTH`]) and score range every query
+//!   keeps to, and the recursion-free drop, clone and comparison of a
+//!   [`Query`] of any depth.
 //!
 //! # Scoring of the constant-score queries and of boosts
 //!
@@ -41,6 +44,7 @@ pub mod bm25;
 pub mod constant;
 pub mod daat;
 pub mod exhaustive;
+pub mod limits;
 pub mod parser;
 pub mod phrase;
 pub mod plan;
@@ -48,6 +52,7 @@ pub mod prune;
 pub mod stats;
 pub mod window;
 
+pub use limits::MAX_DEPTH;
 pub use std::ops::Bound;
 
 use crate::document::Value;
@@ -77,8 +82,11 @@ pub enum Occur {
     Filter,
 }
 
-/// A query.
-#[derive(Clone, Debug, PartialEq)]
+/// A query. A value may nest to any depth, but searching one deeper than
+/// [`MAX_DEPTH`] (see [`Query::depth`]) is [`crate::Error::InvalidArgument`],
+/// as is one whose boosts would make a score overflow f32 (see
+/// [`limits`]). `Clone`, `PartialEq` and dropping do not recurse; `Debug`
+/// shows the first [`MAX_DEPTH`] levels.
 pub enum Query {
     /// Documents whose `field` contains exactly the term `key` (raw bytes:
     /// a token as the analyzer produces it for text fields, the exact value
@@ -229,13 +237,11 @@ impl Query {
 
     /// Adds a clause to a boolean query (turning any other query into the
     /// first `Must` clause of a new boolean).
-    pub fn add(self, occur: Occur, clause: Query) -> Query {
-        match self {
-            Query::Boolean(mut v) => {
-                v.push((occur, clause));
-                Query::Boolean(v)
-            }
-            other => Query::Boolean(vec![(Occur::Must, other), (occur, clause)]),
+    pub fn add(mut self, occur: Occur, clause: Query) -> Query {
+        if let Query::Boolean(v) = &mut self {
+            v.push((occur, clause));
+            return self;
         }
+        Query::Boolean(vec![(Occur::Must, self), (occur, clause)])
     }
 }

@@ -16,7 +16,8 @@
 //! which binds like the explicit one (so with AND, `a b OR c` is
 //! `(a AND b) OR c`). Every error is [`Error::QuerySyntax`] with the byte
 //! position of the problem and what was expected there; parsing never
-//! panics and nests at most [`MAX_DEPTH`] groups.
+//! panics, nests at most [`MAX_DEPTH`] groups and `NOT`s, and gives
+//! queries at most [`MAX_DEPTH`] levels deep.
 
 use std::ops::Bound;
 
@@ -25,8 +26,10 @@ use crate::error::{Error, Result};
 use crate::query::{Occur, Operator, Query};
 use crate::schema::{FieldId, FieldType, Schema};
 
-/// The deepest nesting of parentheses and `NOT`s a query may have.
-pub const MAX_DEPTH: usize = 64;
+/// The deepest nesting of parentheses and `NOT`s a query may have, and the
+/// deepest its parsed query may nest ([`Query::depth`]): the one limit of
+/// every query ([`crate::query::limits`]).
+pub use crate::query::limits::MAX_DEPTH;
 
 /// What the caller chooses for a query string.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -79,7 +82,27 @@ pub fn parse(text: &str, schema: &Schema, config: &ParserConfig) -> Result<Query
             ),
         ));
     }
-    Ok(finish(clause).unwrap_or(Query::None))
+    let query = finish(clause).unwrap_or(Query::None);
+    within_depth(&query, 0)?;
+    Ok(query)
+}
+
+/// A syntax error at `pos` (where the group or query `q` starts) when `q`
+/// nests deeper than [`MAX_DEPTH`]: groups of several clauses, boosts and
+/// prohibited clauses each add a level, so fewer than [`MAX_DEPTH`] groups
+/// can make a query too deep to search.
+fn within_depth(q: &Query, pos: usize) -> Result<()> {
+    let depth = q.depth();
+    if depth > MAX_DEPTH {
+        return Err(syntax(
+            pos,
+            format!(
+                "the query from here nests {depth} levels deep; booleans and boosts nest \
+                 at most {MAX_DEPTH} levels"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 fn syntax(position: usize, message: impl Into<String>) -> Error {
@@ -536,6 +559,9 @@ impl Parser<'_> {
                     ));
                 }
                 self.next();
+                if let Some(q) = &inner {
+                    within_depth(q, t.pos)?;
+                }
                 Ok(inner)
             }
             Kind::Minus | Kind::Plus

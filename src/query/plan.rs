@@ -9,6 +9,7 @@ use crate::document::Value;
 use crate::error::{Error, Result};
 use crate::format::segment::i64_key;
 use crate::query::bm25::{self, TermWeight};
+use crate::query::limits;
 use crate::query::stats::{Expansion, FieldTables, Statistics};
 use crate::query::{Occur, Operator, Query};
 use crate::read::{LiveSegment, TermInfo};
@@ -142,9 +143,15 @@ pub struct Target<'a> {
 
 /// Compiles `query` for `target`. Every statistic a term, phrase or
 /// expansion of `query` takes is asked of `target.stats` whether or not the
-/// segments hold the term, so every shard of a corpus asks for the same.
+/// segments hold the term, so every shard of a corpus asks for the same. A
+/// query nesting deeper than [`crate::query::MAX_DEPTH`] (checked before
+/// anything recurses), or one a score of which could overflow f32, is
+/// [`Error::InvalidArgument`] ([`crate::query::limits`]).
 pub fn compile(query: &Query, target: &Target) -> Result<Node> {
-    Compiler { t: target }.node(query, 1.0)
+    limits::check_depth(query)?;
+    let node = Compiler { t: target }.node(query, 1.0)?;
+    limits::check_scores(&node)?;
+    Ok(node)
 }
 
 struct Compiler<'a> {
