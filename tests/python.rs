@@ -368,6 +368,69 @@ fn value_corpus() -> Vec<String> {
         .collect()
 }
 
+/// Floats as `quarry search` prints them, one `f32|f64 BITS TEXT` line
+/// each: scores as f32 (`{}`), f64 values in the plain form between 1e-5
+/// and 1e16, else in exponent form. Pseudo-random bit patterns, and values
+/// that lie exactly between two shortest decimals (there Rust takes the
+/// upper one, Python's own formatting the even one).
+fn printed_floats() -> String {
+    let mut out = String::new();
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    for i in 0..20_000u64 {
+        let r = next();
+        let f = f32::from_bits(r as u32 & 0x7fff_ffff);
+        let f = if i % 2 == 0 {
+            f
+        } else {
+            (r % 10_000_000) as f32 / 4.0 + 1e6
+        };
+        if f.is_finite() {
+            out.push_str(&format!("f32 {:08x} {f}\n", f.to_bits()));
+        }
+        let g = match i % 3 {
+            0 => f64::from_bits(r),
+            1 => (r % 100_000) as f64 / 8.0 + (r % 7) as f64 * 1e15,
+            _ => -((r >> 11) as f64),
+        };
+        if g.is_finite() {
+            let a = g.abs();
+            let text = if a == 0.0 || (1e-5..1e16).contains(&a) {
+                format!("{g}")
+            } else {
+                format!("{g:e}")
+            };
+            out.push_str(&format!("f64 {:016x} {text}\n", g.to_bits()));
+        }
+    }
+    out
+}
+
+/// Checks the float printing of `shards.py` against [`printed_floats`].
+const CHECK_FLOATS: &str = r#"
+import struct, sys
+sys.path.insert(0, sys.argv[1])
+import shards
+wrong = []
+lines = open(sys.argv[2]).read().splitlines()
+for line in lines:
+    kind, bits, want = line.split(" ")
+    if kind == "f32":
+        got = shards.f32_text(int(bits, 16))
+    else:
+        got = shards.f64_text(struct.unpack(">d", bytes.fromhex(bits))[0])
+    if got != want:
+        wrong.append(f"{line}: shards.py prints {got}")
+print(len(lines), "checked")
+print("\n".join(wrong[:20]))
+sys.exit(1 if wrong else 0)
+"#;
+
 #[test]
 fn dask_runner_prints_what_quarry_search_prints() {
     let what = "the Dask runner's tests (python/examples/shards.py, test_distributed.py)";
@@ -416,6 +479,22 @@ fn dask_runner_prints_what_quarry_search_prints() {
         "c|l\\ass\talpha\nnone\tzzzqqq\ntwo\tgamma beta\n",
     )
     .unwrap();
+
+    // Scores and f64 values printed as the command prints them, beyond
+    // those the searches below meet.
+    let floats = work.join("floats.txt");
+    std::fs::write(&floats, printed_floats()).unwrap();
+    let o = output(
+        env.python()
+            .args(["-c", CHECK_FLOATS])
+            .arg(root().join("python/examples"))
+            .arg(&floats),
+    );
+    assert!(
+        o.status.success(),
+        "shards.py prints floats otherwise: {}",
+        show(&o)
+    );
 
     let shards_py = root().join("python/examples/shards.py");
     let runs: [(&[PathBuf], &Path, &[&str]); 6] = [

@@ -25,12 +25,13 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
 import pickle
 import struct
 import sys
 import time
 from decimal import Decimal
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import quarry
 from quarry import SortRule, Value
@@ -90,75 +91,106 @@ def plain_decimal(sign: str, digits: str, exp: int) -> str:
     return f"{sign}{digits}{'0' * (exp - len(digits))}"
 
 
-def shortest_f32(bits: int) -> Tuple[str, str, int]:
-    """(sign, digits, exp) of the shortest decimal 0.DIGITS x 10^exp that
-    reads back as the f32 ``bits`` (the closest such one), as Rust finds
-    it: for each length, the correctly rounded decimal and its two
-    neighbours are tried against the f32's rounding interval."""
-    sign = "-" if bits >> 31 else ""
-    mag = bits & 0x7FFFFFFF
-    if mag == 0:
-        return sign, "0", 1
+def digits_of(d: Decimal) -> Tuple[str, int]:
+    """(DIGITS, exp) of a positive decimal written 0.DIGITS x 10^exp."""
+    t = d.normalize().as_tuple()
+    digits = "".join(map(str, t.digits))
+    return digits, len(digits) + int(t.exponent)
 
-    def f32(b: int) -> Decimal:
-        return Decimal(struct.unpack("<f", struct.pack("<I", b))[0])
 
-    value = f32(mag)
-    lo = (value + f32(mag - 1)) / 2
-    hi = (value + f32(mag + 1)) / 2 if mag < 0x7F7FFFFF else value + (value - lo)
-    even = mag % 2 == 0
+def ties_up(shortest: Decimal, exact: Decimal, reads_back: Callable[[Decimal], bool]) -> Decimal:
+    """Where two shortest decimals are equally close to a float, Rust's
+    digit generation takes the upper one and Python's formatting the even
+    one: ``shortest`` one step up when it lies exactly half a step below
+    the ``exact`` value and that reads back too."""
+    step = Decimal((0, (1,), int(shortest.normalize().as_tuple().exponent)))
+    if exact - shortest == step / 2 and reads_back(shortest + step):
+        return shortest + step
+    return shortest
+
+
+F32 = struct.Struct("<f")
+U32 = struct.Struct("<I")
+
+
+def f32_value(bits: int) -> float:
+    value: float = F32.unpack(U32.pack(bits))[0]
+    return value
+
+
+def f32_bits(x: float) -> int:
+    bits: int = U32.unpack(F32.pack(x))[0]
+    return bits
+
+
+def shortest_f32(mag: int) -> Decimal:
+    """The shortest decimal that reads back as the positive finite f32
+    ``mag`` (the closest such one, ties up), as Rust's ``{}`` finds it.
+
+    Below a power of two the f32's rounding interval is symmetric, so the
+    correctly rounded decimal of each length is the closest that could
+    read back; it does when its f64 rounds to the f32, unless that f64
+    lies on the midpoint of two f32s (the one place where rounding the
+    decimal to f64 first can change the f32). Elsewhere, and on such a
+    midpoint, exact arithmetic decides: for each length the correctly
+    rounded decimal and its two neighbours against the interval."""
+    value = Decimal(f32_value(mag))
 
     def reads_back(d: Decimal) -> bool:
-        return lo < d < hi or (even and (d == lo or d == hi))
+        lo = (value + Decimal(f32_value(mag - 1))) / 2
+        hi = (value + Decimal(f32_value(mag + 1))) / 2 if mag < 0x7F7FFFFF else value + (value - lo)
+        return lo < d < hi or (mag % 2 == 0 and (d == lo or d == hi))
 
+    x = f32_value(mag)
+    quick = mag & 0x7FFFFF != 0 and mag < 0x7F7FFFFF
     for length in range(1, 10):
-        mantissa, _, e = f"{float(value):.{length - 1}e}".partition("e")
-        n = int(mantissa.replace(".", ""))
-        scale = int(e) - (length - 1)
+        text = f"{x:.{length - 1}e}"
+        if quick:
+            d = float(text)
+            back = f32_bits(d)
+            near = f32_value(back)
+            if d == near or d != (near + f32_value(back + 1 if d > near else back - 1)) / 2:
+                if back == mag:
+                    return ties_up(Decimal(text), value, reads_back)
+                continue
+        mantissa, _, e = text.partition("e")
+        n, scale = int(mantissa.replace(".", "")), int(e) - (length - 1)
         fits = [
             Decimal(c).scaleb(scale)
-            for c in (n - 1, n, n + 1)
+            for c in (n, n - 1, n + 1)
             if len(str(c)) == length and reads_back(Decimal(c).scaleb(scale))
         ]
         if fits:
-            best = min(fits, key=lambda d: abs(d - value))
-            t = best.normalize().as_tuple()
-            digits = "".join(map(str, t.digits))
-            return sign, digits, len(digits) + int(t.exponent)
-    raise AssertionError(f"no decimal reads back as f32 {bits:08x}")
+            return min(fits, key=lambda d: (abs(d - value), -d))
+    raise AssertionError(f"no decimal reads back as f32 {mag:08x}")
 
 
 def f32_text(bits: int) -> str:
     """An f32 as Rust's ``{}`` prints it: its shortest round-trip decimal,
     never in exponent form."""
-    mag = bits & 0x7FFFFFFF
+    sign, mag = ("-" if bits >> 31 else ""), bits & 0x7FFFFFFF
     if mag > 0x7F800000:
         return "NaN"
     if mag == 0x7F800000:
-        return "-inf" if bits >> 31 else "inf"
-    return plain_decimal(*shortest_f32(bits))
-
-
-def f32_bits(x: float) -> int:
-    bits: int = struct.unpack("<I", struct.pack("<f", x))[0]
-    return bits
+        return f"{sign}inf"
+    if mag == 0:
+        return f"{sign}0"
+    return plain_decimal(sign, *digits_of(shortest_f32(mag)))
 
 
 def f64_text(x: float) -> str:
     """An f64 value as the command prints it: the shortest round-trip
-    decimal, without exponent for 0 and 1e-5 <= |x| < 1e16, else in Rust's
-    ``{:e}`` form (1e-300, -2.5e20)."""
+    decimal (ties up, as Rust's), without exponent for 0 and 1e-5 <= |x| <
+    1e16, else in Rust's ``{:e}`` form (1e-300, -2.5e20)."""
     if x != x:
         return "NaN"
-    if x in (float("inf"), float("-inf")):
-        return "inf" if x > 0 else "-inf"
-    sign = "-" if str(x).startswith("-") else ""
-    if x == 0:
+    sign, a = ("-" if math.copysign(1.0, x) < 0 else ""), abs(x)
+    if a == math.inf:
+        return f"{sign}inf"
+    if a == 0:
         return f"{sign}0"
-    t = Decimal(repr(x)).normalize().as_tuple()
-    digits = "".join(map(str, t.digits))
-    exp = len(digits) + int(t.exponent)
-    if 1e-5 <= abs(x) < 1e16:
+    digits, exp = digits_of(ties_up(Decimal(repr(a)), Decimal(a), lambda d: float(d) == a))
+    if 1e-5 <= a < 1e16:
         return plain_decimal(sign, digits, exp)
     rest = f".{digits[1:]}" if len(digits) > 1 else ""
     return f"{sign}{digits[0]}{rest}e{exp - 1}"
@@ -245,14 +277,16 @@ def run(index: ShardedIndex, a: argparse.Namespace, timings: Dict[str, float]) -
         )
     t3 = time.perf_counter()
     pages = [merge_pages([p[i] for p in parts], offset=a.offset, limit=a.k) for i in range(len(specs))]
-    text = tsv(lines, pages, a.offset, rules, a.id_field)
     t4 = time.perf_counter()
+    text = tsv(lines, pages, a.offset, rules, a.id_field)
+    t5 = time.perf_counter()
     timings.update(
         queries=len(specs),
         statistics_s=t1 - t0,
         stats_merge_s=t2 - t1,
         search_s=t3 - t2,
         merge_s=t4 - t3,
+        format_s=t5 - t4,
         stats_up_bytes=sum(map(len, blobs)),
         stats_down_bytes=len(merged) * index.shard_count,
         queries_down_bytes=size(specs) * index.shard_count,
