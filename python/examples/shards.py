@@ -8,7 +8,9 @@ prints for the same directories and options.
 
 Without ``--scheduler`` it starts a LocalCluster of ``--workers`` worker
 processes (one thread each); with it, it joins that cluster, whose
-workers must be able to open the shard directories. Each shard is an
+workers must be able to open the shard directories; with
+``--in-process`` the shards are opened in this process (no cluster: the
+same flow, to tell the cluster's cost from the searches'). Each shard is an
 actor on one worker (``quarry.distributed.ShardedIndex``), which opens it
 once. For the whole queries file: every shard exports its statistics
 blob, they are merged here, the merged blob goes back to every shard with
@@ -308,6 +310,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.add_argument("--format", choices=["tsv"], default="tsv", help="the output format [tsv]")
     p.add_argument("--workers", type=int, default=2, help="worker processes of the LocalCluster [2]")
     p.add_argument("--scheduler", metavar="ADDRESS", help="join this cluster instead of starting one")
+    p.add_argument(
+        "--in-process", action="store_true", help="the same flow without Dask: every shard in this process"
+    )
     p.add_argument("--timings", action="store_true", help="print each step's time and bytes on stderr")
     p.add_argument(
         "--repeat",
@@ -321,10 +326,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     from distributed import Client, LocalCluster
 
     start = time.perf_counter()
+    client: Optional[Client] = None
+    cluster: Optional[LocalCluster] = None
     if a.scheduler:
         client = Client(a.scheduler)
-        cluster = None
-    else:
+    elif not a.in_process:
         cluster = LocalCluster(
             n_workers=a.workers,
             threads_per_worker=1,
@@ -343,7 +349,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 text = run(index, a, runs[-1])
         runs[0].update(cluster_start_s=t0 - start, shards_open_s=t1 - t0)
     finally:
-        client.close()
+        if client is not None:
+            client.close()
         if cluster is not None:
             cluster.close()
     sys.stdout.write(text)

@@ -185,6 +185,18 @@ class OnALocalCluster(unittest.TestCase):
         page = first[0]
         self.assertEqual(pickle.loads(pickle.dumps(page)), page)
 
+    def test_in_this_process_the_same_pages(self) -> None:
+        from quarry.distributed import MatchQuery, ShardedIndex
+
+        specs = [MatchQuery("body", t) for t in ("dear sister", "army navy militia", "zzzqqq")]
+        with ShardedIndex(None, self.shards) as here:
+            self.assertEqual(here.placement, ("this process",) * SHARDS)
+            self.assertEqual(here.shard_pids, (os.getpid(),) * SHARDS)
+            for kw in ({}, {"sort": "year:desc,score", "k": 4, "offset": 3}):
+                self.assertEqual(
+                    here.search(specs, fields=["id"], **kw), self.index.search(specs, fields=["id"], **kw)
+                )
+
     def test_a_shards_failure_raises_its_error(self) -> None:
         from quarry.distributed import MatchQuery, ParsedQuery
 

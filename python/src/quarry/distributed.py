@@ -279,6 +279,27 @@ class ShardActor:
         self.searcher.close()
 
 
+class _Done:
+    """The result of a call made in this process, read as an actor's."""
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def result(self) -> Any:
+        return self.value
+
+
+class _Here:
+    """A :class:`ShardActor` in this process, called as an actor is."""
+
+    def __init__(self, actor: ShardActor) -> None:
+        self._actor = actor
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self._actor, name)
+        return lambda *args: _Done(method(*args))
+
+
 class ShardedIndex:
     """Shards of one corpus (split by document order, the same schema) on
     the workers of a Dask cluster, searched as one index.
@@ -291,11 +312,15 @@ class ShardedIndex:
     each shard's :class:`Searcher` (``mmap``, ``exec_mode``, ``threads``,
     ``max_expansions``, ...). Close it (or use ``with``) to close the
     shards' searchers and release the actors.
+
+    With ``client`` ``None`` the actors live in this process, called one
+    after the other: the same flow and bytes without a cluster, to tell
+    the cluster's cost from the searches'.
     """
 
     def __init__(
         self,
-        client: "distributed.Client",
+        client: Optional["distributed.Client"],
         paths: Sequence[StrPath],
         *,
         workers: Optional[Sequence[str]] = None,
@@ -306,7 +331,10 @@ class ShardedIndex:
         names = [os.fsdecode(os.fspath(p)) for p in paths]
         if not names:
             raise InvalidArgumentError("ShardedIndex needs at least one shard")
-        places = list(workers) if workers else sorted(client.scheduler_info()["workers"])
+        if client is None:
+            places = ["this process"]
+        else:
+            places = list(workers) if workers else sorted(client.scheduler_info()["workers"])
         if not places:
             raise InvalidArgumentError("the cluster has no workers")
         self.client = client
@@ -317,6 +345,9 @@ class ShardedIndex:
         self._actors: List[Any] = []
         try:
             for i, (path, where) in enumerate(zip(names, self.placement)):
+                if client is None:
+                    self._actors.append(_Here(ShardActor(path, i, options)))
+                    continue
                 self._futures.append(
                     client.submit(
                         ShardActor,
@@ -329,7 +360,7 @@ class ShardedIndex:
                         pure=False,
                     )
                 )
-            self._actors = [f.result() for f in self._futures]
+            self._actors += [f.result() for f in self._futures]
             info = self._gather([a.info() for a in self._actors])
         except BaseException:
             self.close()
