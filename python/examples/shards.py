@@ -291,7 +291,7 @@ def run(index: ShardedIndex, a: argparse.Namespace, timings: Dict[str, float]) -
         format_s=t5 - t4,
         stats_up_bytes=sum(map(len, blobs)),
         stats_down_bytes=len(merged) * index.shard_count,
-        queries_down_bytes=size(specs) * index.shard_count,
+        queries_down_bytes=2 * size(specs) * index.shard_count,
         hits_up_bytes=sum(size(p) for p in parts),
     )
     return text
