@@ -60,7 +60,7 @@ from .errors import InvalidArgumentError
 from .hits import Value
 from .query import Query
 from .searcher import Searcher, Total, _total
-from .sort import SortRule, SortSpec
+from .sort import SortRule, SortSpec, rules_of
 from .stats import Stats
 
 __all__ = [
@@ -199,16 +199,7 @@ def _plain_sort(sort: Optional[RemoteSort]) -> _Sort:
         return ((), False)
     if isinstance(sort, SortSpec):
         return (sort.rules, sort.track_scores)
-    items: Iterable[Union[SortRule, str]] = [sort] if isinstance(sort, (str, SortRule)) else sort
-    rules: List[SortRule] = []
-    for r in items:
-        if isinstance(r, str):
-            rules.extend(SortRule.parse(r))
-        elif isinstance(r, SortRule):
-            rules.append(r)
-        else:
-            raise TypeError(f"a sort rule is a SortRule or a str, not {type(r).__name__}")
-    return (tuple(rules), False)
+    return (rules_of([sort] if isinstance(sort, (str, SortRule)) else sort), False)
 
 
 class ShardActor:
