@@ -70,6 +70,8 @@ __all__ = [
     "RemoteHit",
     "Page",
     "merge_pages",
+    "RemoteSort",
+    "ShardActor",
     "ShardedIndex",
 ]
 
