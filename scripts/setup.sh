@@ -4,7 +4,9 @@
 # valgrind), g++ and clang (the header compiled as C++ and with clang), make
 # (the C examples), binutils (nm, readelf), abigail-tools (abidw/abidiff, the
 # ABI check), python3-venv (the Python package's tests install it into a
-# fresh virtual environment) and Python's cffi (the cffi ABI-mode test).
+# fresh virtual environment; its Dask test fetches dask[distributed] from the
+# package index into another one, so nothing of it is installed here) and
+# Python's cffi (the cffi ABI-mode test).
 # Debian/Ubuntu only; needs root (or sudo) for apt-get. Tools already present
 # are left alone, so running it again does nothing. Without apt-get or root
 # it says what is missing; the tests that need it then skip with a printed

@@ -12,12 +12,13 @@ Run from the repository root (with the package installed, not from
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
 import unittest
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Optional
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
 
 import quarry
 
@@ -66,6 +67,34 @@ def build_corpus(path: str, segments: int = 1) -> None:
             ix.add(corpus_doc(i))
             if segments > 1 and (n + 1) % -(-len(ids) // segments) == 0:
                 ix.commit()
+
+
+def sample_docs(limit: Optional[int] = None) -> List[Dict[str, Any]]:
+    """The documents of ``data/sample.jsonl`` in file order (the first
+    ``limit``)."""
+    lines = (ROOT / "data" / "sample.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines[:limit]]
+
+
+def sample_schema() -> quarry.Schema:
+    """``data/schema.json``, the sample's schema."""
+    return quarry.Schema.from_json((ROOT / "data" / "schema.json").read_text())
+
+
+def build_index(path: str, schema: quarry.Schema, docs: Iterable[Mapping[str, Any]]) -> None:
+    """Indexes ``docs`` in order at ``path``, in one commit."""
+    with quarry.Indexer(path, schema) as ix:
+        for d in docs:
+            ix.add(d)
+
+
+def build_shards(paths: Sequence[str], schema: quarry.Schema, docs: Sequence[Mapping[str, Any]]) -> None:
+    """Splits ``docs`` by document order into ``len(paths)`` slices as
+    even as can be and indexes slice ``i`` at ``paths[i]``: the shards of
+    one corpus."""
+    n = len(paths)
+    for i, path in enumerate(paths):
+        build_index(path, schema, docs[i * len(docs) // n : (i + 1) * len(docs) // n])
 
 
 #: The skipping corpus (as ffi-tests/lifecycle.c builds it): BIG_DOCS

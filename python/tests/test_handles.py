@@ -16,7 +16,9 @@ from quarry import Query, _ffi
 
 from common import CorpusCase, corpus_schema
 
-FREES = [f"quarry_{t}_free" for t in ("schema", "indexer", "doc", "query", "sort", "searcher", "hits")]
+FREES = [
+    f"quarry_{t}_free" for t in ("schema", "indexer", "doc", "query", "sort", "searcher", "hits", "stats")
+]
 
 
 class FreeLog:
@@ -43,6 +45,12 @@ class FreeLog:
 
 class ExactlyOnce(CorpusCase):
     def test_close_frees_once(self) -> None:
+        everything = Query.all()
+        stats = self.s.export_stats([everything])
+        scored = self.s.with_stats(stats, 0)
+        part = scored.search(everything)
+        for o in (everything, stats, scored, part):
+            self.addCleanup(o.close)
         log = FreeLog(self)
         objects: List[Any] = [
             ("query", Query.match("body", "quick")),
@@ -53,6 +61,11 @@ class ExactlyOnce(CorpusCase):
             ("searcher", quarry.Searcher(self.index)),
             ("hits", self.s.search(Query.all())),
             ("indexer", quarry.Indexer(self.index)),
+            ("stats", self.s.export_stats([everything])),
+            ("stats", quarry.Stats.merge([stats, stats])),
+            ("searcher", quarry.Searcher.open_many([self.index, self.index])),
+            ("searcher", self.s.with_stats(stats, 0)),
+            ("hits", quarry.merge_hits([part])),
         ]
         for kind, obj in objects:
             ptr = obj._ptr
@@ -87,6 +100,15 @@ class ExactlyOnce(CorpusCase):
         del s, hits
         gc.collect()
         self.assertEqual((log.count("searcher", sp), log.count("hits", hp)), (1, 1))
+
+    def test_statistics_made_from_bytes_for_a_merge_are_freed(self) -> None:
+        with self.s.export_stats([Query.all()]) as mine:
+            blob = mine.to_bytes()
+            log = FreeLog(self)
+            with quarry.Stats.merge([mine, blob, blob]):
+                pass
+        frees = Counter(name for name, _ in log.freed.elements())
+        self.assertEqual(frees["quarry_stats_free"], 4)  # two parts read from bytes, the merge, mine
 
     def test_temporary_sort_specs_are_freed(self) -> None:
         log = FreeLog(self)

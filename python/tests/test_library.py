@@ -25,6 +25,7 @@ _SCALARS: Dict[str, Any] = {
     "uint64_t": ctypes.c_uint64,
     "int64_t": ctypes.c_int64,
     "uint32_t": ctypes.c_uint32,
+    "uint8_t": ctypes.c_uint8,
     "double": ctypes.c_double,
     "float": ctypes.c_float,
     "bool": ctypes.c_bool,

@@ -24,7 +24,7 @@ install, else the system loader (see :func:`library_path`).
 
 from __future__ import annotations
 
-from . import _ffi, _lib, errors, hits, indexer, query, schema, searcher, sort
+from . import _ffi, _lib, errors, hits, indexer, query, schema, searcher, sort, stats
 from ._lib import LibraryNotFoundError
 from .errors import *  # noqa: F403
 from .hits import *  # noqa: F403
@@ -33,6 +33,7 @@ from .query import *  # noqa: F403
 from .schema import *  # noqa: F403
 from .searcher import *  # noqa: F403
 from .sort import *  # noqa: F403
+from .stats import *  # noqa: F403
 
 __version__ = "0.1.0"
 
@@ -44,6 +45,7 @@ __all__ += query.__all__
 __all__ += sort.__all__
 __all__ += searcher.__all__
 __all__ += hits.__all__
+__all__ += stats.__all__
 
 
 def library_path() -> str:

@@ -18,6 +18,7 @@ from ctypes import (
     c_float,
     c_int64,
     c_size_t,
+    c_uint8,
     c_uint32,
     c_uint64,
     c_void_p,
@@ -35,6 +36,8 @@ _handle = c_void_p
 _out_handle = POINTER(c_void_p)
 _out_str = POINTER(c_void_p)
 _str = c_char_p
+#: An array of handles or strings (``T *const *``), passed as addresses.
+_array = POINTER(c_void_p)
 
 #: name: (return type, argument types), as the header declares them.
 PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
@@ -109,6 +112,21 @@ PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
         [_handle, _handle, _handle, c_size_t, c_size_t, c_uint64, _out_handle],
     ),
     "quarry_searcher_free": (None, [_handle]),
+    # shards
+    "quarry_searcher_open_many": (_status, [_array, POINTER(c_size_t), c_size_t, _u32, _out_handle]),
+    "quarry_searcher_shard_count": (c_size_t, [_handle]),
+    "quarry_searcher_export_stats": (_status, [_handle, _array, c_size_t, _out_handle]),
+    "quarry_searcher_with_stats": (_status, [_handle, _handle, c_uint32, _out_handle]),
+    "quarry_hits_shard": (_status, [_handle, c_size_t, POINTER(c_uint32)]),
+    "quarry_hits_shard_doc": (_status, [_handle, c_size_t, POINTER(c_uint64)]),
+    "quarry_hits_merge_key": (_status, [_handle, c_size_t, _out_str, POINTER(c_size_t)]),
+    "quarry_hits_merge": (_status, [_array, c_size_t, c_size_t, c_size_t, _out_handle]),
+    "quarry_stats_from_bytes": (_status, [POINTER(c_uint8), c_size_t, _out_handle]),
+    "quarry_stats_bytes": (_status, [_handle, _out_str, POINTER(c_size_t)]),
+    "quarry_stats_merge": (_status, [_array, c_size_t, _out_handle]),
+    "quarry_stats_doc_count": (c_uint64, [_handle]),
+    "quarry_stats_shard_count": (c_size_t, [_handle]),
+    "quarry_stats_free": (None, [_handle]),
     # hits
     "quarry_hits_len": (c_size_t, [_handle]),
     "quarry_hits_total": (c_uint64, [_handle]),
@@ -211,10 +229,16 @@ def new_handle(name: str, *args: Any) -> int:
     return out.value
 
 
+def borrowed_bytes(ptr: c_void_p, length: c_size_t) -> bytes:
+    """Copies ``length`` bytes at ``ptr`` (borrowed from a handle that is
+    alive)."""
+    if not length.value:
+        return b""
+    assert ptr.value is not None, "non-empty bytes at NULL"
+    return ctypes.string_at(ptr.value, length.value)
+
+
 def borrowed_str(ptr: c_void_p, length: c_size_t) -> str:
     """Copies ``length`` UTF-8 bytes at ``ptr`` (borrowed from a hits
     object that is alive) into a ``str``."""
-    if not length.value:
-        return ""
-    assert ptr.value is not None, "a non-empty string at NULL"
-    return ctypes.string_at(ptr.value, length.value).decode("utf-8")
+    return borrowed_bytes(ptr, length).decode("utf-8")

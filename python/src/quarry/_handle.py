@@ -20,8 +20,9 @@ handle nobody closed. A context manager closes on exit.
 from __future__ import annotations
 
 import threading
-from contextlib import contextmanager
-from typing import Any, ClassVar, Iterator, Optional, Type, TypeVar
+from contextlib import ExitStack, contextmanager
+from ctypes import Array, c_void_p
+from typing import Any, ClassVar, Iterator, Optional, Sequence, Type, TypeVar
 
 from . import _ffi
 from .errors import ClosedError
@@ -114,3 +115,12 @@ class Handle:
                 self._free()
         except Exception:  # interpreter shutdown: the library may be gone
             pass
+
+
+@contextmanager
+def use_all(handles: Sequence[Handle]) -> Iterator["Array[c_void_p]"]:
+    """The pointers of ``handles`` as a C array (``T *const *``), each
+    handle in shared use for the ``with`` block."""
+    with ExitStack() as stack:
+        ptrs = [stack.enter_context(h._use()) for h in handles]
+        yield (c_void_p * len(ptrs))(*ptrs)

@@ -6,11 +6,11 @@ from ctypes import byref, c_double, c_float, c_int64, c_size_t, c_uint32, c_uint
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union, overload
 
 from . import _args, _ffi
-from ._handle import Handle
+from ._handle import Handle, use_all
 from .errors import Error, Status
 from .query import Query
 
-__all__ = ["Hit", "Hits", "Value"]
+__all__ = ["Hit", "Hits", "Value", "merge_hits"]
 
 #: A stored or sort value: ``str`` (text and string fields), ``int`` (i64
 #: fields, document numbers), ``float`` (f64 fields, scores), or ``None``.
@@ -33,9 +33,29 @@ class Hit:
         sort_values: one value per rule of the search's sort spec
             (``None`` where the document has no value; empty without a
             spec).
+        shard: the hit's shard: its index's position among the paths of
+            a searcher of several (0 for one index), or the shard number
+            given to :meth:`Searcher.with_stats`.
+        shard_doc: the document number within its shard's index (``doc``
+            numbers the documents of all shards, one shard after the
+            other).
+        merge_key: bytes whose order is the order of the hits of one
+            request, whichever shard they come from (``sorted(hits,
+            key=lambda h: h.merge_key)``); ``docs/C-API.md`` gives the
+            encoding.
     """
 
-    __slots__ = ("_hits", "index", "doc", "score", "score_bits", "sort_values")
+    __slots__ = (
+        "_hits",
+        "index",
+        "doc",
+        "score",
+        "score_bits",
+        "sort_values",
+        "shard",
+        "shard_doc",
+        "merge_key",
+    )
 
     def __init__(
         self,
@@ -45,6 +65,9 @@ class Hit:
         score: float,
         score_bits: int,
         sort_values: Tuple[Value, ...],
+        shard: int,
+        shard_doc: int,
+        merge_key: bytes,
     ) -> None:
         self._hits = hits
         self.index = index
@@ -52,6 +75,9 @@ class Hit:
         self.score = score
         self.score_bits = score_bits
         self.sort_values = sort_values
+        self.shard = shard
+        self.shard_doc = shard_doc
+        self.merge_key = merge_key
 
     def stored(self, field: str, default: Any = None) -> Any:
         """The stored value of ``field`` (``str``, ``int`` or ``float`` by
@@ -135,12 +161,26 @@ class Hits(Handle, Sequence[Hit]):
             self._hits: List[Hit] = [self._read_hit(p, i, rules) for i in range(n)]
 
     def _read_hit(self, p: int, i: int, rules: int) -> Hit:
-        doc, score = c_uint64(), c_float()
+        doc, score, shard, shard_doc = c_uint64(), c_float(), c_uint32(), c_uint64()
+        key, key_len = c_void_p(), c_size_t()
         _ffi.call("quarry_hits_doc", p, i, byref(doc))
         _ffi.call("quarry_hits_score", p, i, byref(score))
+        _ffi.call("quarry_hits_shard", p, i, byref(shard))
+        _ffi.call("quarry_hits_shard_doc", p, i, byref(shard_doc))
+        _ffi.call("quarry_hits_merge_key", p, i, byref(key), byref(key_len))
         bits = c_uint32.from_buffer(score).value
         values = tuple(_sort_value(p, i, r) for r in range(rules))
-        return Hit(self, i, doc.value, score.value, bits, values)
+        return Hit(
+            self,
+            i,
+            doc.value,
+            score.value,
+            bits,
+            values,
+            shard.value,
+            shard_doc.value,
+            _ffi.borrowed_bytes(key, key_len),
+        )
 
     def __len__(self) -> int:
         return len(self._hits)
@@ -214,6 +254,35 @@ class Hits(Handle, Sequence[Hit]):
             return "<quarry.Hits closed>"
         plus = "" if self.total_is_exact else "+"
         return f"<quarry.Hits {len(self)} of {self.total}{plus}>"
+
+
+def merge_hits(parts: Sequence[Hits], *, offset: int = 0, limit: int = 10) -> Hits:
+    """Merges the pages of several shards' searches into the page
+    ``[offset, offset + limit)`` of their union, in the order one search
+    of every shard gives (``quarry_hits_merge``): the hits
+    :meth:`Searcher.open_many <quarry.Searcher.open_many>` returns for the
+    same request, when each part is one shard's search with the same
+    merged statistics (:meth:`Searcher.with_stats
+    <quarry.Searcher.with_stats>`), query and sort, offset 0 and a limit
+    of at least ``offset + limit``. The total is the parts' sum, exact
+    when every part's is. The merged hits read stored values and excerpts
+    through the parts' searchers; the parts stay usable (close each).
+
+    Raises:
+        InvalidArgumentError: no part; a part searched with an offset or
+            with another sort than the first part's; a document in two
+            parts.
+        SchemaError: parts of indexes of different schemas.
+    """
+    if isinstance(parts, Hits):
+        raise TypeError("merge_hits takes a sequence of Hits")
+    for h in parts:
+        if not isinstance(h, Hits):
+            raise TypeError(f"merge_hits takes quarry.Hits, not {type(h).__name__}")
+    off, lim = _args.size(offset, "offset"), _args.size(limit, "limit")
+    with use_all(parts) as ptrs:
+        ptr = _ffi.new_handle("quarry_hits_merge", ptrs, len(parts), off, lim)
+    return Hits(ptr, parts[0].query, off)
 
 
 def _stored_str(p: int, index: int, name: bytes) -> Tuple[int, Value]:

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import enum
-from ctypes import byref, c_uint32
-from typing import Mapping, Optional, Union
+import os
+from ctypes import addressof, byref, c_size_t, c_uint32, c_void_p, create_string_buffer
+from typing import Iterable, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _args, _ffi
 from ._args import StrPath
-from ._handle import Handle
+from ._handle import Handle, use_all
 from .errors import InvalidArgumentError
 from .hits import Hits
 from .query import Operator, Query
 from .sort import SortLike, SortSpec
+from .stats import Stats
 
 __all__ = [
     "ExecMode",
@@ -79,8 +81,19 @@ def _total(total: Total) -> int:
     return _args.u64(total, "total")
 
 
+def _open(paths: Sequence[bytes], flags: int) -> int:
+    """A new searcher handle over ``paths`` (one index, or shards)."""
+    if len(paths) == 1:
+        return _ffi.new_handle("quarry_searcher_open_with", paths[0], len(paths[0]), flags)
+    bufs = [create_string_buffer(p, len(p) + 1) for p in paths]
+    ptrs = (c_void_p * len(bufs))(*(addressof(b) for b in bufs))
+    lens = (c_size_t * len(paths))(*(len(p) for p in paths))
+    return _ffi.new_handle("quarry_searcher_open_many", ptrs, lens, len(paths), flags)
+
+
 class Searcher(Handle):
-    """A searcher over one committed snapshot of an index.
+    """A searcher over one committed snapshot of an index, or of each of
+    the shards of a corpus (:meth:`open_many`).
 
     It never changes: later commits are seen by :meth:`reopen` (or a new
     searcher). Any number of threads may search it at once; the setters
@@ -95,7 +108,7 @@ class Searcher(Handle):
 
     def __init__(
         self,
-        path: StrPath,
+        path: Union[StrPath, Sequence[StrPath]],
         *,
         mmap: bool = True,
         exec_mode: Union[ExecMode, str, None] = None,
@@ -103,7 +116,9 @@ class Searcher(Handle):
         threads: Optional[int] = None,
         max_expansions: Optional[int] = None,
     ) -> None:
-        """Opens the newest commit of the index in the directory ``path``.
+        """Opens the newest commit of the index in the directory ``path``;
+        given a list of directories, the shards of one corpus, as
+        :meth:`open_many`.
 
         Args:
             mmap: ``False`` reads every segment into memory once
@@ -117,13 +132,19 @@ class Searcher(Handle):
             NoIndexError, IoError, CorruptError, UnsupportedVersionError;
             InvalidArgumentError for an environment variable
             (``QUARRY_EXEC``, ``QUARRY_BULK_AND``, ...) set to a value it
-            does not accept.
+            does not accept, or an empty list of directories;
+            SchemaError: shards of different schemas.
         """
-        raw = _args.path(path)
-        super().__init__(
-            _ffi.new_handle("quarry_searcher_open_with", raw, len(raw), 0 if mmap else _OPEN_NO_MMAP)
-        )
-        self._path = raw
+        if isinstance(path, (str, bytes, os.PathLike)):
+            raw: Tuple[bytes, ...] = (_args.path(path),)
+        elif isinstance(path, Iterable):
+            raw = tuple(_args.path(p, "shard path") for p in path)
+            if not raw:
+                raise InvalidArgumentError("a searcher of shards needs at least one path")
+        else:
+            raise TypeError(f"path must be a path or a list of paths, not {type(path).__name__}")
+        super().__init__(_open(raw, 0 if mmap else _OPEN_NO_MMAP))
+        self._paths = raw
         try:
             if exec_mode is not None:
                 self.set_exec_mode(exec_mode)
@@ -137,21 +158,111 @@ class Searcher(Handle):
             self.close()
             raise
 
-    @property
-    def path(self) -> bytes:
-        """The index directory, as bytes."""
-        return self._path
+    @classmethod
+    def open_many(
+        cls,
+        paths: Sequence[StrPath],
+        **options: object,
+    ) -> "Searcher":
+        """One searcher over the newest commits of several indexes, the
+        shards of one corpus split by document order: ``paths[i]`` is
+        shard ``i``. It searches them as one index holding their documents
+        in that order would (statistics summed over the shards, ties to the
+        lower shard, then document): the same hits, score bits and totals.
+        ``Hit.doc`` numbers the documents one shard after the other;
+        ``Hit.shard`` and ``Hit.shard_doc`` name a hit's shard and its
+        document there. ``options`` as for the constructor.
 
-    def reopen(self) -> "Searcher":
-        """A new searcher on the newest commit of the same index, sharing
-        unchanged segments and keeping this one's settings; this one is
-        unchanged (close each)."""
-        with self._use() as p:
-            ptr = _ffi.new_handle("quarry_searcher_reopen", p)
+        Raises:
+            SchemaError: a shard's schema differs from shard 0's (the
+                message names the shard and the field).
+            InvalidArgumentError: no path.
+            UnsupportedError: more than 2^32 - 2 documents in all.
+            The errors of opening each index.
+        """
+        if isinstance(paths, (str, bytes, os.PathLike)):
+            raise TypeError("open_many takes a list of paths")
+        return cls(list(paths), **options)  # type: ignore[arg-type]
+
+    def _derived(self, ptr: int) -> "Searcher":
+        """A searcher owning ``ptr``, made from this one."""
         s = Searcher.__new__(Searcher)
         Handle.__init__(s, ptr)
-        s._path = self._path
+        s._paths = self._paths
         return s
+
+    @property
+    def path(self) -> bytes:
+        """The index directory, as bytes (with several shards, shard 0's)."""
+        return self._paths[0]
+
+    @property
+    def paths(self) -> Tuple[bytes, ...]:
+        """Every shard's directory in shard order, as bytes."""
+        return self._paths
+
+    @property
+    def shard_count(self) -> int:
+        """How many indexes (shards) the searcher searches."""
+        with self._use() as p:
+            return int(_ffi.fn("quarry_searcher_shard_count")(p))
+
+    def reopen(self) -> "Searcher":
+        """A new searcher on the newest commit of the same index (of every
+        shard), sharing unchanged segments and keeping this one's settings
+        and statistics; this one is unchanged (close each)."""
+        with self._use() as p:
+            return self._derived(_ffi.new_handle("quarry_searcher_reopen", p))
+
+    def export_stats(self, queries: Sequence[Query]) -> Stats:
+        """The corpus statistics ``queries`` take from this searcher's
+        index: its documents, and the token totals, document frequencies
+        and expanded terms the queries look up (also those it does not
+        hold). Export every shard's for the same queries, merge them in
+        shard order (:meth:`Stats.merge`) and search each shard with the
+        merge (:meth:`with_stats`). A searcher of several shards exports
+        what the merge of its shards' statistics would be.
+
+        Raises:
+            SchemaError: a query does not fit the schema.
+            TooManyTermsError: a prefix expands past the limit in this
+                index alone.
+            InvalidArgumentError: a searcher made by :meth:`with_stats`.
+            IoError, CorruptError.
+        """
+        if isinstance(queries, Query):
+            raise TypeError("export_stats takes a sequence of queries")
+        qs = list(queries)
+        for q in qs:
+            if not isinstance(q, Query):
+                raise TypeError(f"a query must be a quarry.Query, not {type(q).__name__}")
+        with self._use() as p, use_all(qs) as qp:
+            return Stats(_ffi.new_handle("quarry_searcher_export_stats", p, qp, len(qs)))
+
+    def with_stats(self, stats: Stats, shard: int) -> "Searcher":
+        """A new searcher of the same index (sharing its snapshot and
+        settings) that searches it as shard ``shard`` of the corpus
+        ``stats`` describe: scores in the corpus's space (the bits a
+        searcher of every shard gives), documents numbered as in that
+        corpus, hits naming shard ``shard``. Search it with offset 0 and a
+        limit of ``offset + limit`` and merge the shards' pages with
+        :func:`merge_hits` (or by ``Hit.merge_key``). A search of a query
+        ``stats`` lack raises :class:`InvalidArgumentError`, as does one
+        under another expansion limit than ``stats`` were exported with.
+        ``stats`` are copied: close them when you like.
+
+        Raises:
+            SchemaError: statistics of another schema.
+            InvalidArgumentError: this searcher searches several shards;
+                ``stats`` have no shard ``shard``, or give it another
+                number of documents (statistics of another commit or
+                shard).
+        """
+        if not isinstance(stats, Stats):
+            raise TypeError(f"stats must be quarry.Stats, not {type(stats).__name__}")
+        n = _args.u32(shard, "shard")
+        with self._use() as p, stats._use() as sp:
+            return self._derived(_ffi.new_handle("quarry_searcher_with_stats", p, sp, n))
 
     @property
     def doc_count(self) -> int:
@@ -273,7 +384,8 @@ class Searcher(Handle):
         return Hits(ptr, query, off)
 
     def __repr__(self) -> str:
-        return f"<quarry.Searcher {self._path!r}{' closed' if self.closed else ''}>"
+        where = repr(self._paths[0]) if len(self._paths) == 1 else repr(list(self._paths))
+        return f"<quarry.Searcher {where}{' closed' if self.closed else ''}>"
 
 
 def check_index(path: StrPath) -> None:

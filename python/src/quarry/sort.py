@@ -74,6 +74,19 @@ class SortRule:
         return f"{self.field if self.kind == 'field' else self.kind}:{self.order.name.lower()}"
 
 
+def rules_of(rules: Iterable[Union[SortRule, str]]) -> Tuple[SortRule, ...]:
+    """``rules`` with each string parsed (:meth:`SortRule.parse`)."""
+    parsed: List[SortRule] = []
+    for r in rules:
+        if isinstance(r, str):
+            parsed.extend(SortRule.parse(r))
+        elif isinstance(r, SortRule):
+            parsed.append(r)
+        else:
+            raise TypeError(f"a sort rule is a SortRule or a str, not {type(r).__name__}")
+    return tuple(parsed)
+
+
 #: What a search's ``sort`` may be given as: a spec, a rule, a string of
 #: rules, or a list of rules and strings.
 SortLike = Union["SortSpec", SortRule, str, Iterable[Union[SortRule, str]]]
@@ -97,16 +110,9 @@ class SortSpec(Handle):
     _FREE = "quarry_sort_free"
 
     def __init__(self, *rules: Union[SortRule, str], track_scores: bool = False) -> None:
-        parsed: List[SortRule] = []
-        for r in rules:
-            if isinstance(r, str):
-                parsed.extend(SortRule.parse(r))
-            elif isinstance(r, SortRule):
-                parsed.append(r)
-            else:
-                raise TypeError(f"a sort rule is a SortRule or a str, not {type(r).__name__}")
+        parsed = rules_of(rules)
         super().__init__(_ffi.new_handle("quarry_sort_new"))
-        self.rules: Tuple[SortRule, ...] = tuple(parsed)
+        self.rules: Tuple[SortRule, ...] = parsed
         self.track_scores = bool(track_scores)
         try:
             with self._use(alone=True) as ptr:
