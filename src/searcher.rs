@@ -996,7 +996,8 @@ pub fn merge_order(
         for (i, h) in hits.iter().enumerate() {
             if h.sort_values.len() != rules {
                 return Err(Error::InvalidArgument(format!(
-                    "hit {i} of part {p} has {} sort values and the sort {rules} rules:                      merge the hits of one request only",
+                    "hit {i} of part {p} has {} sort values and the sort {rules} rules: \
+                     merge the hits of one request only",
                     h.sort_values.len()
                 )));
             }

@@ -29,13 +29,7 @@ fn ties_at_the_known_floor_keep_the_lowest_documents() {
     let mut rng = common::Rng(0x7135);
     for segment_docs in [None, Some(2500)] {
         let dir = tempfile::tempdir().unwrap();
-        let mut schema = Schema::new();
-        let (id, body) = common::add_id_and_body(&mut schema, false);
-        let config = WriterConfig {
-            max_docs_per_segment: segment_docs,
-            ..Default::default()
-        };
-        let mut w = IndexWriter::create(dir.path(), &schema, config).unwrap();
+        let (mut w, id, body) = common::id_body_writer(dir.path(), segment_docs);
         for i in 0..6000u32 {
             let mut d = Document::new();
             d.add_i64(id, i64::from(i));

@@ -847,13 +847,7 @@ fn score_order_skips_blocks_and_returns_the_same_bits() {
     // several, exact and lower-bound totals.
     for segment_docs in [None, Some(7000)] {
         let dir = tempfile::tempdir().unwrap();
-        let mut schema = Schema::new();
-        let (id, body) = common::add_id_and_body(&mut schema, false);
-        let config = WriterConfig {
-            max_docs_per_segment: segment_docs,
-            ..Default::default()
-        };
-        let mut w = IndexWriter::create(dir.path(), &schema, config).unwrap();
+        let (mut w, id, body) = common::id_body_writer(dir.path(), segment_docs);
         let n = 20_000u32;
         for i in 0..n {
             let mut d = Document::new();
@@ -1024,13 +1018,7 @@ fn a_union_of_more_clauses_than_a_bitmask_holds_returns_the_same_bits() {
     // masks and bound sets tell apart, with one segment and several.
     for segment_docs in [None, Some(7000)] {
         let dir = tempfile::tempdir().unwrap();
-        let mut schema = Schema::new();
-        let (id, body) = common::add_id_and_body(&mut schema, false);
-        let config = WriterConfig {
-            max_docs_per_segment: segment_docs,
-            ..Default::default()
-        };
-        let mut w = IndexWriter::create(dir.path(), &schema, config).unwrap();
+        let (mut w, id, body) = common::id_body_writer(dir.path(), segment_docs);
         let terms: Vec<String> = (0..70).map(|j| format!("v{j}")).collect();
         for i in 0..20_000u32 {
             let mut d = Document::new();

@@ -624,18 +624,13 @@ pub unsafe extern "C" fn quarry_hits_sort_value_str(
     out_ptr: *mut *const c_char,
     out_len: *mut usize,
 ) -> quarry_status {
-    guard(|| {
-        // SAFETY: the caller guarantees a live hits object; only shared access is used.
-        let hits = unsafe { handle_ref(hits, "hits") }?;
-        check_out(out_ptr, "out_ptr")?;
-        check_out(out_len, "out_len")?;
-        let value = hits.typed_sort_value(index, rule, Kind::Str)?;
-        let s = value.as_str().ok_or_else(|| unexpected(value))?;
-        // SAFETY: both were checked non-NULL; the caller guarantees they are
-        // writable. The bytes live in `hits` until it is freed.
-        unsafe { write_bytes_out(out_ptr, out_len, s.as_bytes()) };
-        Ok(())
-    })
+    // SAFETY: the caller's guarantees are `hit_bytes`'.
+    unsafe {
+        hit_bytes(hits, out_ptr, out_len, |hits| {
+            let value = hits.typed_sort_value(index, rule, Kind::Str)?;
+            Ok(value.as_str().ok_or_else(|| unexpected(value))?.as_bytes())
+        })
+    }
 }
 
 /// The body of the typed stored-value getters: a field of another type than
@@ -753,22 +748,17 @@ pub unsafe extern "C" fn quarry_hits_merge_key(
     out_ptr: *mut *const u8,
     out_len: *mut usize,
 ) -> quarry_status {
-    guard(|| {
-        // SAFETY: the caller guarantees a live hits object; only shared access is used.
-        let hits = unsafe { handle_ref(hits, "hits") }?;
-        check_out(out_ptr, "out_ptr")?;
-        check_out(out_len, "out_len")?;
-        hits.hit(index)?;
-        let keys = hits.keys.get_or_init(|| {
-            let sort = hits.sort.as_ref();
-            hits.hits.hits.iter().map(|h| h.merge_key(sort)).collect()
-        });
-        let key = &keys[index];
-        // SAFETY: both were checked non-NULL; the caller guarantees they are
-        // writable. The bytes live in `hits` until it is freed.
-        unsafe { write_bytes_out(out_ptr, out_len, key) };
-        Ok(())
-    })
+    // SAFETY: the caller's guarantees are `hit_bytes`'.
+    unsafe {
+        hit_bytes(hits, out_ptr, out_len, |hits| {
+            hits.hit(index)?;
+            let keys = hits.keys.get_or_init(|| {
+                let sort = hits.sort.as_ref();
+                hits.hits.hits.iter().map(|h| h.merge_key(sort)).collect()
+            });
+            Ok(&keys[index])
+        })
+    }
 }
 
 /// Merges the pages of several shards' searches into the page `[offset,
@@ -872,6 +862,32 @@ unsafe fn hit_field<T>(
         let v = pick(hits.hit(index)?);
         // SAFETY: `out` was checked non-NULL; the caller guarantees it is writable.
         unsafe { write_out(out, v) };
+        Ok(())
+    })
+}
+
+/// The body of the getters that lend bytes of `hits`: `get` finds them
+/// (after `hits` and both out-pointers are checked), and they are written
+/// out as a pointer and a length.
+///
+/// # Safety
+/// `hits` is NULL or a live hits object; `out_ptr`/`out_len` are NULL or
+/// valid for writing a pointer / a `size_t`.
+unsafe fn hit_bytes<T>(
+    hits: *const quarry_hits,
+    out_ptr: *mut *const T,
+    out_len: *mut usize,
+    get: impl FnOnce(&HitsInner) -> CResult<&[u8]>,
+) -> quarry_status {
+    guard(|| {
+        // SAFETY: the caller guarantees a live hits object; only shared access is used.
+        let hits = unsafe { handle_ref(hits, "hits") }?;
+        check_out(out_ptr, "out_ptr")?;
+        check_out(out_len, "out_len")?;
+        let bytes = get(hits)?;
+        // SAFETY: both were checked non-NULL; the caller guarantees they are
+        // writable. The bytes live in `hits` until it is freed.
+        unsafe { write_bytes_out(out_ptr, out_len, bytes) };
         Ok(())
     })
 }

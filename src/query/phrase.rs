@@ -188,10 +188,8 @@ impl<'a> PhraseTerms<'a> {
             if k == 0 {
                 slot_starts(&mut self.starts, &self.bufs[t], off);
             } else {
-                slot_starts(&mut self.slot_starts, &self.bufs[t], off);
-                self.kept.clear();
-                kernels::intersect_into(&self.starts, &self.slot_starts, &mut self.kept);
-                std::mem::swap(&mut self.starts, &mut self.kept);
+                let scratch = (&mut self.slot_starts, &mut self.kept);
+                keep_starts(&mut self.starts, &self.bufs[t], off, scratch);
             }
             if self.starts.is_empty() {
                 return 0;
@@ -210,17 +208,29 @@ impl<'a> PhraseTerms<'a> {
 /// The exact phrase's starts that the ascending positions `list` of a
 /// slot at offset `off` allow, into `starts` (cleared first): each
 /// position minus the offset (the phrase's tokens at `start + offset`),
-/// those under the offset left out (fewer than `off + 1` of them). The
-/// phrase's frequency at slop 0 is the size of the intersection of its
-/// slots' starts.
+/// those under the offset (at most `off` of them, at the front) left out.
+/// The phrase's frequency at slop 0 is the size of the intersection of
+/// its slots' starts.
 fn slot_starts(starts: &mut Vec<u32>, list: &[u32], off: u32) {
-    let under = list
-        .iter()
-        .take(off as usize)
-        .take_while(|&&p| p < off)
-        .count();
+    let under = list.iter().take_while(|&&p| p < off).count();
     starts.clear();
     starts.extend(list[under..].iter().map(|&p| p - off));
+}
+
+/// Keeps the `starts` (ascending) that the slot at offset `off`, whose
+/// term's positions are `list`, allows too: the intersection with its
+/// [`slot_starts`], by the SIMD kernel; `scratch` holds that slot's starts
+/// and the intersection on the way.
+fn keep_starts(
+    starts: &mut Vec<u32>,
+    list: &[u32],
+    off: u32,
+    (slot, kept): (&mut Vec<u32>, &mut Vec<u32>),
+) {
+    slot_starts(slot, list, off);
+    kept.clear();
+    kernels::intersect_into(starts, slot, kept);
+    std::mem::swap(starts, kept);
 }
 
 /// The sloppy phrase frequency of the module docs; `at` is scratch.
@@ -410,10 +420,7 @@ mod tests {
             if k == 0 {
                 slot_starts(&mut starts, &lists[t], off);
             } else {
-                slot_starts(&mut one, &lists[t], off);
-                kept.clear();
-                kernels::intersect_into(&starts, &one, &mut kept);
-                std::mem::swap(&mut starts, &mut kept);
+                keep_starts(&mut starts, &lists[t], off, (&mut one, &mut kept));
             }
         }
         starts.len() as u32

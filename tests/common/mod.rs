@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
-use quarry::{FieldFlags, FieldId, FieldType, Schema};
+use quarry::{FieldFlags, FieldId, FieldType, IndexWriter, Schema, WriterConfig};
 
 /// Adds the two fields most tests start with: `id`, an i64 that is stored
 /// and indexed (so documents can be deleted by id), then `body`, a text
@@ -47,6 +47,18 @@ pub struct IdBodyYear {
     pub body: FieldId,
     /// A sortable `i64`.
     pub year: FieldId,
+}
+
+/// A writer of a new index at `dir` with [`add_id_and_body`]'s fields
+/// (body not stored), cutting segments at `segment_docs` documents.
+pub fn id_body_writer(dir: &Path, segment_docs: Option<u32>) -> (IndexWriter, FieldId, FieldId) {
+    let mut schema = Schema::new();
+    let (id, body) = add_id_and_body(&mut schema, false);
+    let config = WriterConfig {
+        max_docs_per_segment: segment_docs,
+        ..Default::default()
+    };
+    (IndexWriter::create(dir, &schema, config).unwrap(), id, body)
 }
 
 /// A schema of `id` and `body` (see [`add_id_and_body`], with the body
