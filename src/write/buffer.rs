@@ -2,8 +2,6 @@
 
 use std::path::Path;
 
-use rustc_hash::FxHashMap;
-
 use crate::analysis::Scratch;
 use crate::document::{Document, Value};
 use crate::error::{Error, Result};
@@ -13,55 +11,303 @@ use crate::schema::{FieldId, FieldType, Schema};
 use crate::write::io::IoHooks;
 use crate::write::segment_writer::{SegmentParts, SegmentWriter, SortValues};
 
+/// Data bytes of a term's first chunk in the postings arena; each next
+/// chunk doubles, up to `FIRST_CHUNK << MAX_LEVEL` bytes.
+const FIRST_CHUNK: u32 = 8;
+const MAX_LEVEL: u8 = 12;
+/// A buffer whose arenas reach this many bytes is full whatever the budget:
+/// arena addresses are `u32`, and one more document must still fit.
+const ARENA_LIMIT: usize = 3 << 30;
+
+/// One distinct term of a field's buffer.
+struct Term {
+    /// Its key: `keys[key_off..key_off + key_len]`.
+    key_off: u32,
+    key_len: u32,
+    /// High half of the key's hash (probing starts at its top bits).
+    hash: u32,
+    /// Arena address of its first chunk, of the write cursor, and of the
+    /// end of the cursor's chunk (where that chunk's 4-byte link to the next
+    /// chunk goes).
+    head: u32,
+    cur: u32,
+    end: u32,
+    /// Index of the cursor's chunk (its size is `FIRST_CHUNK << level.min(MAX_LEVEL)`).
+    level: u8,
+    /// The last document holding the term, the documents holding it, its
+    /// frequency in the last one and the last position recorded there.
+    last_doc: u32,
+    df: u32,
+    tf: u32,
+    last_pos: u32,
+}
+
+/// A field's inverted documents, compact: term keys interned in one byte
+/// arena behind an open-addressing table of term ids, and each term's
+/// postings a varint byte stream in chunks of a second arena (chunks double
+/// in size and link to the next by its address, as tantivy's stacker).
+///
+/// A term's stream holds, per document, the document gap (the first
+/// document itself), then without positions its frequency, with positions
+/// each position's gap to the previous one (from 0) plus one and a 0 that
+/// closes the document. The last document's frequency (or closing 0) is
+/// written when the next document arrives, so it is never written: the
+/// reader takes it from [`Term::tf`] (or the end of the stream).
+///
+/// [`TermTable::bytes`] is the capacity of all of it, so the memory budget
+/// is what the buffer holds.
+struct TermTable {
+    positions: bool,
+    keys: Vec<u8>,
+    terms: Vec<Term>,
+    /// Term id + 1 (0: empty); the length is a power of two, at most half full.
+    slots: Vec<u32>,
+    arena: Vec<u8>,
+}
+
+/// Grows `v` by a quarter of its capacity (at least `extra`, at least 4 KiB):
+/// large arenas grow in place by `mremap` and so never hold two copies, and
+/// the capacity beyond the length stays small.
+fn reserve_arena(v: &mut Vec<u8>, extra: usize) {
+    if v.capacity() - v.len() < extra {
+        v.reserve_exact(extra.max(v.capacity() / 4).max(4096));
+    }
+}
+
+fn key_hash(key: &[u8]) -> u32 {
+    use std::hash::Hasher;
+    let mut h = rustc_hash::FxHasher::default();
+    h.write(key);
+    (h.finish() >> 32) as u32
+}
+
+/// Appends a chunk of `size` data bytes and its link slot; returns its address.
+fn alloc_chunk(arena: &mut Vec<u8>, size: u32) -> u32 {
+    let at = arena.len();
+    reserve_arena(arena, size as usize + 4);
+    arena.resize(at + size as usize + 4, 0);
+    at as u32
+}
+
+/// Appends `v` as a LEB128 varint to `t`'s stream, opening chunks as needed.
+#[inline]
+fn push_varint(arena: &mut Vec<u8>, t: &mut Term, v: u64) {
+    let mut buf = [0u8; 10];
+    let mut n = 0;
+    let mut x = v;
+    loop {
+        let b = (x & 0x7f) as u8;
+        x >>= 7;
+        if x == 0 {
+            buf[n] = b;
+            n += 1;
+            break;
+        }
+        buf[n] = b | 0x80;
+        n += 1;
+    }
+    let mut i = 0;
+    while i < n {
+        if t.cur == t.end {
+            t.level = t.level.saturating_add(1);
+            let next = alloc_chunk(arena, FIRST_CHUNK << t.level.min(MAX_LEVEL));
+            let link = t.end as usize;
+            arena[link..link + 4].copy_from_slice(&next.to_le_bytes());
+            t.cur = next;
+            t.end = next + (FIRST_CHUNK << t.level.min(MAX_LEVEL));
+        }
+        let k = ((t.end - t.cur) as usize).min(n - i);
+        let at = t.cur as usize;
+        arena[at..at + k].copy_from_slice(&buf[i..i + k]);
+        t.cur += k as u32;
+        i += k;
+    }
+}
+
+impl TermTable {
+    fn new(positions: bool) -> TermTable {
+        TermTable {
+            positions,
+            keys: Vec::new(),
+            terms: Vec::new(),
+            slots: vec![0; 16],
+            arena: Vec::new(),
+        }
+    }
+
+    /// Heap bytes held (capacities).
+    fn bytes(&self) -> usize {
+        self.keys.capacity()
+            + self.terms.capacity() * std::mem::size_of::<Term>()
+            + self.slots.capacity() * 4
+            + self.arena.capacity()
+    }
+
+    fn key(&self, t: &Term) -> &[u8] {
+        &self.keys[t.key_off as usize..(t.key_off + t.key_len) as usize]
+    }
+
+    fn slot_of(&self, hash: u32) -> usize {
+        (hash >> (32 - self.slots.len().trailing_zeros())) as usize
+    }
+
+    /// The id of `key`'s term, made when new.
+    #[inline]
+    fn term_id(&mut self, key: &[u8]) -> usize {
+        let hash = key_hash(key);
+        let mask = self.slots.len() - 1;
+        let mut i = self.slot_of(hash);
+        loop {
+            match self.slots[i] {
+                0 => break,
+                s => {
+                    let t = &self.terms[s as usize - 1];
+                    if t.hash == hash && self.key(t) == key {
+                        return s as usize - 1;
+                    }
+                }
+            }
+            i = (i + 1) & mask;
+        }
+        let id = self.terms.len();
+        let key_off = self.keys.len() as u32;
+        reserve_arena(&mut self.keys, key.len());
+        self.keys.extend_from_slice(key);
+        let head = alloc_chunk(&mut self.arena, FIRST_CHUNK);
+        self.terms.push(Term {
+            key_off,
+            key_len: key.len() as u32,
+            hash,
+            head,
+            cur: head,
+            end: head + FIRST_CHUNK,
+            level: 0,
+            last_doc: 0,
+            df: 0,
+            tf: 0,
+            last_pos: 0,
+        });
+        self.slots[i] = id as u32 + 1;
+        if self.terms.len() * 2 > self.slots.len() {
+            self.grow_slots();
+        }
+        id
+    }
+
+    fn grow_slots(&mut self) {
+        self.slots = vec![0; self.slots.len() * 2];
+        let mask = self.slots.len() - 1;
+        for (id, t) in self.terms.iter().enumerate() {
+            let mut i = self.slot_of(t.hash);
+            while self.slots[i] != 0 {
+                i = (i + 1) & mask;
+            }
+            self.slots[i] = id as u32 + 1;
+        }
+    }
+
+    /// Records one occurrence of `key` in `doc` (at token `position` of
+    /// the field, for a field with positions). Documents arrive in
+    /// ascending order, a document's positions too.
+    #[inline]
+    fn add(&mut self, key: &[u8], doc: u32, position: Option<u32>) {
+        let id = self.term_id(key);
+        let t = &mut self.terms[id];
+        let arena = &mut self.arena;
+        if t.df == 0 || t.last_doc != doc {
+            if t.df > 0 {
+                let close = if self.positions { 0 } else { t.tf };
+                push_varint(arena, t, u64::from(close));
+            }
+            let gap = if t.df == 0 { doc } else { doc - t.last_doc };
+            push_varint(arena, t, u64::from(gap));
+            t.last_doc = doc;
+            t.df += 1;
+            t.tf = 0;
+            t.last_pos = 0;
+        }
+        t.tf += 1;
+        if let Some(p) = position {
+            push_varint(arena, t, u64::from(p - t.last_pos) + 1);
+            t.last_pos = p;
+        }
+    }
+
+    /// Term ids in ascending key order.
+    fn sorted_ids(&self) -> Vec<u32> {
+        let mut ids: Vec<u32> = (0..self.terms.len() as u32).collect();
+        ids.sort_unstable_by(|&a, &b| {
+            self.key(&self.terms[a as usize])
+                .cmp(self.key(&self.terms[b as usize]))
+        });
+        ids
+    }
+
+    /// Decodes term `id`'s postings into `p` (its stream goes through
+    /// `p.stream`).
+    fn decode(&self, id: u32, p: &mut Postings) {
+        let t = &self.terms[id as usize];
+        p.clear();
+        let (mut at, mut level) = (t.head, 0u8);
+        loop {
+            let end = at + (FIRST_CHUNK << level.min(MAX_LEVEL));
+            if end == t.end {
+                p.stream
+                    .extend_from_slice(&self.arena[at as usize..t.cur as usize]);
+                break;
+            }
+            p.stream
+                .extend_from_slice(&self.arena[at as usize..end as usize]);
+            let link = end as usize;
+            at = u32::from_le_bytes(self.arena[link..link + 4].try_into().expect("4 bytes"));
+            level += 1;
+        }
+        let bytes = &p.stream[..];
+        let mut pos = 0usize;
+        let next = |pos: &mut usize| {
+            crate::format::get_varint(bytes, pos).expect("the buffer's own stream")
+        };
+        let mut doc = 0u32;
+        for i in 0..t.df {
+            let gap = next(&mut pos) as u32;
+            doc = if i == 0 { gap } else { doc + gap };
+            p.docs.push(doc);
+            let last = i + 1 == t.df;
+            if self.positions {
+                let (mut tf, mut at) = (0u32, 0u64);
+                while !(last && pos == bytes.len()) {
+                    let v = next(&mut pos);
+                    if v == 0 {
+                        break;
+                    }
+                    at += v - 1;
+                    p.positions.push(at as u32);
+                    tf += 1;
+                }
+                p.tfs.push(tf);
+            } else {
+                p.tfs.push(if last { t.tf } else { next(&mut pos) as u32 });
+            }
+        }
+    }
+}
+
+/// One term's postings decoded for the segment writer (reused scratch).
 #[derive(Default)]
-struct TermPostings {
+struct Postings {
+    stream: Vec<u8>,
     docs: Vec<u32>,
     tfs: Vec<u32>,
     /// Each posting's positions, posting after posting (fields with positions).
     positions: Vec<u32>,
 }
 
-#[derive(Default)]
-struct TermTable {
-    ids: FxHashMap<Box<[u8]>, u32>,
-    postings: Vec<TermPostings>,
-}
-
-impl TermTable {
-    /// Records one occurrence of `key` in `doc` (at token `position` of
-    /// the field, for a field with positions); returns bytes newly used.
-    #[inline]
-    fn add(&mut self, key: &[u8], doc: u32, position: Option<u32>) -> usize {
-        let (p, used) = if let Some(&id) = self.ids.get(key) {
-            let p = &mut self.postings[id as usize];
-            if p.docs.last() == Some(&doc) {
-                *p.tfs.last_mut().expect("tfs parallel to docs") += 1;
-                (p, 0)
-            } else {
-                p.docs.push(doc);
-                p.tfs.push(1);
-                (p, 8)
-            }
-        } else {
-            let id = self.postings.len() as u32;
-            self.ids.insert(key.into(), id);
-            self.postings.push(TermPostings {
-                docs: vec![doc],
-                tfs: vec![1],
-                positions: Vec::new(),
-            });
-            (
-                self.postings.last_mut().expect("just pushed"),
-                key.len() + 120,
-            )
-        };
-        match position {
-            Some(x) => {
-                p.positions.push(x);
-                used + 4
-            }
-            None => used,
-        }
+impl Postings {
+    fn clear(&mut self) {
+        self.stream.clear();
+        self.docs.clear();
+        self.tfs.clear();
+        self.positions.clear();
     }
 }
 
@@ -78,7 +324,8 @@ pub(crate) struct SegmentBuffer {
     fields: Vec<FieldBuf>,
     stored_offsets: Vec<u64>,
     stored_blob: Vec<u8>,
-    approx_bytes: usize,
+    /// Bytes of the sort columns' values (their strings included).
+    sort_bytes: usize,
     scratch: Scratch,
     seen: Vec<bool>,
 }
@@ -89,7 +336,7 @@ impl SegmentBuffer {
             .fields()
             .iter()
             .map(|f| FieldBuf {
-                terms: f.is_indexed().then(TermTable::default),
+                terms: f.is_indexed().then(|| TermTable::new(f.positions)),
                 norms: (f.ty == FieldType::Text).then(Vec::new),
                 total_tokens: 0,
                 sort: f.flags.sortable.then(|| SortValues::new(f.ty)),
@@ -100,7 +347,7 @@ impl SegmentBuffer {
             fields,
             stored_offsets: vec![0],
             stored_blob: Vec::new(),
-            approx_bytes: 0,
+            sort_bytes: 0,
             scratch: Scratch::default(),
             seen: vec![false; schema.fields().len()],
         }
@@ -110,9 +357,29 @@ impl SegmentBuffer {
         self.doc_count
     }
 
-    /// Approximate heap bytes held.
-    pub(crate) fn approx_bytes(&self) -> usize {
-        self.approx_bytes
+    /// Heap bytes held: the capacities of the term tables, norms, stored
+    /// values and offsets, and the sort columns' values.
+    pub(crate) fn bytes(&self) -> usize {
+        let fields: usize = self
+            .fields
+            .iter()
+            .map(|f| {
+                f.terms.as_ref().map_or(0, TermTable::bytes)
+                    + f.norms.as_ref().map_or(0, Vec::capacity)
+            })
+            .sum();
+        fields + self.stored_offsets.capacity() * 8 + self.stored_blob.capacity() + self.sort_bytes
+    }
+
+    /// Whether the buffer holds `budget` bytes or more (or its arenas near
+    /// their address limit): the next document goes to a new segment.
+    pub(crate) fn is_full(&self, budget: usize) -> bool {
+        self.bytes() >= budget
+            || self.fields.iter().any(|f| {
+                f.terms
+                    .as_ref()
+                    .is_some_and(|t| t.arena.len().max(t.keys.len()) >= ARENA_LIMIT)
+            })
     }
 
     /// Checks `doc` against the schema without changing anything.
@@ -158,8 +425,6 @@ impl SegmentBuffer {
     /// Adds a document that [`Self::validate`] accepted.
     pub(crate) fn add(&mut self, schema: &Schema, doc: &Document) {
         let d = self.doc_count;
-        let stored_before = self.stored_blob.len();
-        let mut used = 0usize;
         // Per text field token count for this document.
         for (fid, f) in self.fields.iter_mut().enumerate() {
             let def = &schema.fields()[fid];
@@ -179,19 +444,19 @@ impl SegmentBuffer {
                         let used_positions =
                             def.analyzer.tokenize(text, &mut self.scratch, |tok| {
                                 let at = positions.then(|| base.saturating_add(tok.position));
-                                used += table.add(tok.text.as_bytes(), d, at);
+                                table.add(tok.text.as_bytes(), d, at);
                                 len += 1;
                             });
                         next_position = base.saturating_add(used_positions);
                     }
                     (FieldType::String, Value::Str(s)) => {
                         if let Some(t) = f.terms.as_mut() {
-                            used += t.add(s.as_bytes(), d, None);
+                            t.add(s.as_bytes(), d, None);
                         }
                     }
                     (FieldType::I64, Value::I64(v)) => {
                         if let Some(t) = f.terms.as_mut() {
-                            used += t.add(&i64_key(*v), d, None);
+                            t.add(&i64_key(*v), d, None);
                         }
                     }
                     _ => {}
@@ -203,7 +468,6 @@ impl SegmentBuffer {
             if let Some(norms) = f.norms.as_mut() {
                 norms.push(length_to_norm(len.min(u64::from(u32::MAX)) as u32));
                 f.total_tokens += len;
-                used += 1;
             }
             if let Some(sort) = f.sort.as_mut() {
                 let v = doc
@@ -211,35 +475,40 @@ impl SegmentBuffer {
                     .iter()
                     .find(|(field, _)| field.0 as usize == fid)
                     .map(|(_, v)| v);
-                match (sort, v) {
-                    (SortValues::I64(col), v) => col.push(v.and_then(Value::as_i64)),
-                    (SortValues::F64(col), v) => col.push(v.and_then(Value::as_f64)),
-                    (SortValues::Str(col), v) => {
-                        col.push(v.and_then(Value::as_str).map(str::to_owned))
+                self.sort_bytes += match (sort, v) {
+                    (SortValues::I64(col), v) => {
+                        col.push(v.and_then(Value::as_i64));
+                        16
                     }
-                }
-                used += 24;
+                    (SortValues::F64(col), v) => {
+                        col.push(v.and_then(Value::as_f64));
+                        16
+                    }
+                    (SortValues::Str(col), v) => {
+                        let s = v.and_then(Value::as_str).map(str::to_owned);
+                        let heap = s.as_ref().map_or(0, String::capacity);
+                        col.push(s);
+                        24 + heap
+                    }
+                };
             }
         }
         self.stored_offsets.push(self.stored_blob.len() as u64);
-        self.approx_bytes += used + 8 + (self.stored_blob.len() - stored_before);
         self.doc_count += 1;
     }
 
     /// Writes the buffered documents as a segment file at `path`; returns its length.
     pub(crate) fn write_segment(&self, schema: &Schema, path: &Path, io: &IoHooks) -> Result<u64> {
         let mut w = SegmentWriter::create(path, schema, self.doc_count, io)?;
+        let mut p = Postings::default();
         for (fid, f) in self.fields.iter().enumerate() {
             let Some(table) = &f.terms else { continue };
             let has_positions = schema.fields()[fid].positions;
-            let mut order: Vec<(&[u8], u32)> =
-                table.ids.iter().map(|(k, &id)| (&k[..], id)).collect();
-            order.sort_unstable_by(|a, b| a.0.cmp(b.0));
-            for (key, id) in order {
-                let p = &table.postings[id as usize];
+            for id in table.sorted_ids() {
+                table.decode(id, &mut p);
                 w.add_term(
                     FieldId(fid as u16),
-                    key,
+                    table.key(&table.terms[id as usize]),
                     &p.docs,
                     &p.tfs,
                     f.norms.as_deref(),
@@ -272,5 +541,71 @@ impl SegmentBuffer {
             },
             io,
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// (key, doc, positions) occurrences decode to what a map of vectors holds.
+    fn check(positions: bool, occurrences: &[(u8, u32, u32)]) {
+        let mut table = TermTable::new(positions);
+        let mut model: BTreeMap<Vec<u8>, Vec<(u32, Vec<u32>)>> = BTreeMap::new();
+        // Documents ascending, positions ascending within a document.
+        let mut occ = occurrences.to_vec();
+        occ.sort_by_key(|&(_, doc, pos)| (doc, pos));
+        for &(k, doc, pos) in &occ {
+            // Keys of several lengths share prefixes, so probing compares bytes.
+            let key = vec![b'a' + k % 7; 1 + (k as usize % 5)];
+            table.add(&key, doc, positions.then_some(pos));
+            let list = model.entry(key).or_default();
+            match list.last_mut() {
+                Some((d, ps)) if *d == doc => ps.push(pos),
+                _ => list.push((doc, vec![pos])),
+            }
+        }
+        let ids = table.sorted_ids();
+        assert_eq!(ids.len(), model.len());
+        let mut p = Postings::default();
+        for (id, (key, list)) in ids.into_iter().zip(&model) {
+            assert_eq!(table.key(&table.terms[id as usize]), &key[..]);
+            table.decode(id, &mut p);
+            let docs: Vec<u32> = list.iter().map(|x| x.0).collect();
+            let tfs: Vec<u32> = list.iter().map(|x| x.1.len() as u32).collect();
+            assert_eq!(p.docs, docs);
+            assert_eq!(p.tfs, tfs);
+            let want: Vec<u32> = if positions {
+                list.iter().flat_map(|x| x.1.iter().copied()).collect()
+            } else {
+                Vec::new()
+            };
+            assert_eq!(p.positions, want);
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn term_table_decodes_what_was_added(
+            positions in any::<bool>(),
+            occ in proptest::collection::vec((0u8..60, 0u32..200, 0u32..100_000), 0..3000),
+        ) {
+            check(positions, &occ);
+        }
+    }
+
+    #[test]
+    fn long_streams_cross_many_chunks() {
+        // One term in every document, with large gaps and positions: its
+        // stream runs through chunks up to the largest size.
+        let occ: Vec<(u8, u32, u32)> = (0..40_000u32)
+            .flat_map(|d| [(0, d * 97, d), (0, d * 97, d + 1_000_000), (1, d * 97, 3)])
+            .collect();
+        check(true, &occ);
+        check(false, &occ);
     }
 }

@@ -277,7 +277,7 @@ impl IndexWriter {
         self.buffer.validate(&self.schema, doc)?;
         // Flush a full buffer before adding, so that an error means the
         // document was not added (and the buffered ones are kept).
-        let full = self.buffer.approx_bytes() >= self.config.memory_budget
+        let full = self.buffer.is_full(self.config.memory_budget)
             || self
                 .config
                 .max_docs_per_segment
