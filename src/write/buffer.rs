@@ -311,6 +311,44 @@ impl Postings {
     }
 }
 
+/// Checks `doc`'s values against the schema (`seen`: scratch, one flag a
+/// field).
+pub(crate) fn validate_values(schema: &Schema, doc: &Document, seen: &mut [bool]) -> Result<()> {
+    seen.iter_mut().for_each(|s| *s = false);
+    for (field, value) in doc.values() {
+        let def = schema
+            .get(*field)
+            .ok_or_else(|| Error::Schema(format!("field id {} is not in the schema", field.0)))?;
+        let ok = matches!(
+            (def.ty, value),
+            (FieldType::Text | FieldType::String, Value::Str(_))
+                | (FieldType::I64, Value::I64(_))
+                | (FieldType::F64, Value::F64(_))
+        );
+        if !ok {
+            return Err(Error::Schema(format!(
+                "field {:?} is {}, got a {} value",
+                def.name,
+                def.ty.name(),
+                match value {
+                    Value::Str(_) => "string",
+                    Value::I64(_) => "i64",
+                    Value::F64(_) => "f64",
+                }
+            )));
+        }
+        let flag = &mut seen[field.0 as usize];
+        if *flag && def.ty != FieldType::Text {
+            return Err(Error::Schema(format!(
+                "field {:?} given more than once (only text fields may repeat)",
+                def.name
+            )));
+        }
+        *flag = true;
+    }
+    Ok(())
+}
+
 struct FieldBuf {
     terms: Option<TermTable>,
     norms: Option<Vec<u8>>,
@@ -387,39 +425,7 @@ impl SegmentBuffer {
         if self.doc_count >= MAX_SEGMENT_DOCS {
             return Err(Error::InvalidArgument("segment is full".into()));
         }
-        self.seen.iter_mut().for_each(|s| *s = false);
-        for (field, value) in doc.values() {
-            let def = schema.get(*field).ok_or_else(|| {
-                Error::Schema(format!("field id {} is not in the schema", field.0))
-            })?;
-            let ok = matches!(
-                (def.ty, value),
-                (FieldType::Text | FieldType::String, Value::Str(_))
-                    | (FieldType::I64, Value::I64(_))
-                    | (FieldType::F64, Value::F64(_))
-            );
-            if !ok {
-                return Err(Error::Schema(format!(
-                    "field {:?} is {}, got a {} value",
-                    def.name,
-                    def.ty.name(),
-                    match value {
-                        Value::Str(_) => "string",
-                        Value::I64(_) => "i64",
-                        Value::F64(_) => "f64",
-                    }
-                )));
-            }
-            let seen = &mut self.seen[field.0 as usize];
-            if *seen && def.ty != FieldType::Text {
-                return Err(Error::Schema(format!(
-                    "field {:?} given more than once (only text fields may repeat)",
-                    def.name
-                )));
-            }
-            *seen = true;
-        }
-        Ok(())
+        validate_values(schema, doc, &mut self.seen)
     }
 
     /// Adds a document that [`Self::validate`] accepted.

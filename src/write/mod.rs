@@ -16,6 +16,7 @@
 //! superseded, and never reuses the segment id of a file it could not remove.
 
 mod buffer;
+mod ingest;
 pub mod io;
 mod merge;
 mod segment_writer;
@@ -45,6 +46,12 @@ pub struct WriterConfig {
     /// Merge policy: when this many segments of the same size class exist
     /// after a commit, merge them into one (0 or 1 turns automatic merging off).
     pub merge_factor: usize,
+    /// Threads that analyse and invert documents (0 counts as 1). With
+    /// more than one, each buffers its own segments under an equal share
+    /// of `memory_budget`, documents going to them in contiguous runs of
+    /// the input order (see [`IndexWriter::add_document`]); searches return
+    /// the same documents, scores and totals as on a one-thread build.
+    pub indexing_threads: usize,
     /// File-system hooks (tests inject failures through them).
     #[doc(hidden)]
     pub io: Arc<IoHooks>,
@@ -56,6 +63,7 @@ impl Default for WriterConfig {
             memory_budget: 256 << 20,
             max_docs_per_segment: None,
             merge_factor: 10,
+            indexing_threads: 1,
             io: Arc::new(IoHooks::new()),
         }
     }
@@ -86,6 +94,9 @@ pub struct IndexWriter {
     _lock: File,
     base: Manifest,
     buffer: SegmentBuffer,
+    /// The indexing threads, with `indexing_threads` above 1 (then `buffer`
+    /// stays empty).
+    pool: Option<ingest::Pool>,
     pending: Vec<PendingSegment>,
     deletes: Vec<PendingDelete>,
     seq: u64,
@@ -232,6 +243,7 @@ impl IndexWriter {
             base,
             config,
             _lock: lock,
+            pool: None,
             pending: Vec::new(),
             deletes: Vec::new(),
             seq: 0,
@@ -263,6 +275,9 @@ impl IndexWriter {
         self.pending.clear();
         self.deletes.clear();
         self.buffer = SegmentBuffer::new(&self.schema);
+        if let Some(pool) = &mut self.pool {
+            pool.discard();
+        }
         self.seq = 0;
         self.collect_garbage();
     }
@@ -273,7 +288,32 @@ impl IndexWriter {
     /// errors from flushing the full buffer. On any error the document is
     /// not added and the documents buffered before it are kept, so the call
     /// (and a later commit) can be retried.
+    ///
+    /// With [`WriterConfig::indexing_threads`] above 1 the document is
+    /// checked here and analysed on an indexing thread: documents go to the
+    /// threads in contiguous runs of the order they are added in, and the
+    /// segments are ordered by their first document, so document ids (and
+    /// the order of ties) are the input order, as with one thread. An error
+    /// flushing a thread's full buffer is then returned by the next commit,
+    /// which keeps that buffer and retries it.
     pub fn add_document(&mut self, doc: &Document) -> Result<()> {
+        let threads = self.config.indexing_threads;
+        if threads > 1 {
+            if self.pool.is_none() {
+                self.pool = Some(ingest::Pool::new(
+                    threads,
+                    self.dir.clone(),
+                    &self.schema,
+                    self.config.io.clone(),
+                    self.config.memory_budget,
+                    self.config.max_docs_per_segment,
+                )?);
+            }
+            let pool = self.pool.as_mut().expect("just made");
+            pool.add(&self.schema, doc, self.seq, self.next_segment_id)?;
+            self.seq += 1;
+            return Ok(());
+        }
         self.buffer.validate(&self.schema, doc)?;
         // Flush a full buffer before adding, so that an error means the
         // document was not added (and the buffered ones are kept).
@@ -318,8 +358,22 @@ impl IndexWriter {
         Ok(())
     }
 
-    /// Writes the buffered documents as a segment (not yet committed).
+    /// Writes the buffered documents as a segment (not yet committed), or
+    /// with indexing threads, waits for their segments.
     fn flush(&mut self) -> Result<()> {
+        if let Some(pool) = &mut self.pool {
+            let (flushed, next_id, error) = pool.sync();
+            self.next_segment_id = self.next_segment_id.max(next_id);
+            self.pending.extend(
+                flushed
+                    .into_iter()
+                    .map(|(entry, first_seq)| PendingSegment { entry, first_seq }),
+            );
+            self.pending.sort_by_key(|p| p.first_seq);
+            if let Some(e) = error {
+                return Err(e);
+            }
+        }
         if self.buffer.doc_count() == 0 {
             return Ok(());
         }

@@ -1,0 +1,144 @@
+//! A build on several indexing threads (`WriterConfig::indexing_threads`)
+//! searches like a one-thread build of the same documents: the same
+//! documents in the same order, the same score bits, the same totals and
+//! the same stored values, with deletes between the additions.
+
+mod common;
+
+use common::Rng;
+use quarry::*;
+
+const WORDS: [&str; 12] = [
+    "alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa",
+    "lambda", "mu",
+];
+
+struct Built {
+    _dir: tempfile::TempDir,
+    searcher: Searcher,
+}
+
+/// Indexes `docs` documents (seeded) on `threads` threads with a small
+/// memory budget (many runs and segments), deleting some ids after each
+/// 500 documents and committing every 1,200; then merges to one segment
+/// when `merge`.
+fn build(threads: usize, deletes: bool, merge: bool) -> (Built, common::IdBodyYear) {
+    let dir = common::fast_tempdir();
+    let (mut schema, f) = common::id_body_year();
+    schema.set_positions(f.body, true).unwrap();
+    let config = WriterConfig {
+        memory_budget: 256 << 10,
+        merge_factor: 0,
+        indexing_threads: threads,
+        ..Default::default()
+    };
+    let mut w = IndexWriter::create(dir.path(), &schema, config).unwrap();
+    let mut rng = Rng(11);
+    for id in 0..4000i64 {
+        let n = 1 + rng.below(40);
+        // Skewed word choice, so scores and frequencies vary.
+        let text: Vec<&str> = (0..n)
+            .map(|_| {
+                let top = 1 + rng.below(WORDS.len());
+                WORDS[rng.below(top)]
+            })
+            .collect();
+        let mut d = Document::new();
+        d.add_i64(f.id, id);
+        d.add_str(f.body, &text.join(" "));
+        d.add_i64(f.year, 2000 + rng.below(5) as i64);
+        w.add_document(&d).unwrap();
+        if deletes && id % 500 == 499 {
+            // Hits documents added before (and one not added yet: kept).
+            for victim in [id - 3, id - 250, id + 1] {
+                w.delete_term(f.id, &Value::I64(victim)).unwrap();
+            }
+        }
+        if id % 1200 == 1199 {
+            w.commit().unwrap();
+        }
+    }
+    w.commit().unwrap();
+    if merge {
+        w.merge(1).unwrap();
+    }
+    drop(w);
+    let searcher = Searcher::open(dir.path()).unwrap();
+    (
+        Built {
+            _dir: dir,
+            searcher,
+        },
+        f,
+    )
+}
+
+fn queries(body: FieldId) -> Vec<Query> {
+    let mut out = Vec::new();
+    for (i, w) in WORDS.iter().enumerate() {
+        out.push(Query::term(body, w));
+        let next = WORDS[(i + 3) % WORDS.len()];
+        for op in [Operator::And, Operator::Or] {
+            out.push(Query::Match {
+                field: body,
+                text: format!("{w} {next}"),
+                op,
+            });
+        }
+        out.push(Query::Phrase {
+            field: body,
+            text: format!("{w} {}", WORDS[(i + 1) % WORDS.len()]),
+            slop: 0,
+        });
+    }
+    out
+}
+
+type HitBits = Vec<(u64, u32, Vec<(FieldId, Value)>)>;
+
+fn hits(s: &Searcher, q: &Query) -> (HitBits, u64) {
+    let req = SearchRequest {
+        offset: 0,
+        limit: 50,
+        sort: None,
+        total: TotalMode::Exact,
+    };
+    let h = s.search(q, &req).unwrap();
+    let list = h
+        .hits
+        .iter()
+        .map(|x| (x.doc, x.score.to_bits(), s.stored(x.doc).unwrap()))
+        .collect();
+    (list, h.total_hits)
+}
+
+fn compare(threads: usize, deletes: bool, merge: bool) {
+    let (one, f) = build(1, deletes, merge);
+    let (many, _) = build(threads, deletes, merge);
+    if !merge {
+        assert!(
+            many.searcher.snapshot().segments().len() > one.searcher.snapshot().segments().len(),
+            "the threads' runs cut more segments"
+        );
+    }
+    assert_eq!(
+        common::live_ids(&many.searcher, f.id),
+        common::live_ids(&one.searcher, f.id)
+    );
+    for q in queries(f.body) {
+        let want = hits(&one.searcher, &q);
+        assert!(want.1 > 0, "{q:?} matches nothing");
+        assert_eq!(hits(&many.searcher, &q), want, "{q:?}, {threads} threads");
+    }
+}
+
+#[test]
+fn several_threads_search_like_one() {
+    compare(3, false, false);
+    compare(2, false, true);
+}
+
+#[test]
+fn several_threads_with_deletes_search_like_one_after_merging() {
+    compare(3, true, true);
+}
