@@ -11,7 +11,7 @@ use crate::cli::{self, CliError, Cmd};
 
 pub const USAGE: &str = "\
 Usage: quarry index DIR --input DOCS.jsonl [--schema SCHEMA.json] [--deletes TERMS.jsonl]
-                      [--segment-docs N] [--merge]
+                      [--segment-docs N] [--threads N] [--merge]
 
 Creates the index at DIR (then --schema is required) or appends to it (a
 --schema given for an existing index must equal the index's schema).
@@ -41,6 +41,9 @@ Options:
                       and analyses its queries too)
   --segment-docs N    flush a segment every N documents and turn automatic
                       merging off (to get many segments)
+  --threads N         analyse and invert documents on N threads (default 1);
+                      documents keep the input order, so searches return
+                      what a one-thread build returns
   --merge             force-merge to one segment after the commit
   -h, --help          show this help
 
@@ -54,29 +57,39 @@ struct Args {
     input: String,
     deletes: Option<String>,
     segment_docs: Option<u32>,
+    threads: usize,
     merge: bool,
+}
+
+/// The positive integer value of `flag`.
+fn positive<T>(p: &mut lexopt::Parser, flag: &str) -> Result<T, CliError>
+where
+    T: std::str::FromStr + Default + PartialEq,
+    T::Err: std::fmt::Display,
+{
+    let n: T = cli::parsed_value(p, flag, "a positive integer")?;
+    if n == T::default() {
+        return Err(CliError::usage(
+            None,
+            format!("invalid value '0' for {flag}: expected a positive integer"),
+        ));
+    }
+    Ok(n)
 }
 
 fn parse(p: &mut lexopt::Parser) -> Result<Option<Args>, CliError> {
     use lexopt::prelude::*;
     let (mut dir, mut schema, mut input, mut deletes, mut segment_docs, mut merge) =
         (None, None, None, None, None, false);
+    let mut threads = 1usize;
     while let Some(arg) = p.next()? {
         match arg {
             Short('h') | Long("help") => return Ok(None),
             Long("schema") => schema = Some(cli::string_value(p, "--schema")?),
             Long("input") => input = Some(cli::string_value(p, "--input")?),
             Long("deletes") => deletes = Some(cli::string_value(p, "--deletes")?),
-            Long("segment-docs") => {
-                let n: u32 = cli::parsed_value(p, "--segment-docs", "a positive integer")?;
-                if n == 0 {
-                    return Err(CliError::usage(
-                        None,
-                        "invalid value '0' for --segment-docs: expected a positive integer",
-                    ));
-                }
-                segment_docs = Some(n);
-            }
+            Long("segment-docs") => segment_docs = Some(positive(p, "--segment-docs")?),
+            Long("threads") => threads = positive(p, "--threads")?,
             Long("merge") => merge = true,
             Value(v) => cli::positional(&mut dir, v, "DIR")?,
             other => return Err(other.unexpected().into()),
@@ -88,6 +101,7 @@ fn parse(p: &mut lexopt::Parser) -> Result<Option<Args>, CliError> {
         schema,
         deletes,
         segment_docs,
+        threads,
         merge,
     }))
 }
@@ -138,7 +152,10 @@ fn run_args(args: &Args) -> Result<(), CliError> {
         )
     };
 
-    let mut config = WriterConfig::default();
+    let mut config = WriterConfig {
+        indexing_threads: args.threads,
+        ..WriterConfig::default()
+    };
     if let Some(n) = args.segment_docs {
         config.max_docs_per_segment = Some(n);
         config.merge_factor = 0;
