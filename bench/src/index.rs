@@ -101,6 +101,8 @@ pub struct IndexReport {
     pub dir_bytes: u64,
     /// Segments in the final index.
     pub segments: usize,
+    /// Writer threads.
+    pub threads: usize,
 }
 
 impl IndexReport {
@@ -111,7 +113,7 @@ impl IndexReport {
             "cpu_s": self.cpu_s, "vm_hwm_kib": self.vm_hwm_kib,
             "vm_hwm_base_kib": self.vm_hwm_base_kib, "bytes": self.bytes,
             "dir_bytes": self.dir_bytes,
-            "segments": self.segments,
+            "segments": self.segments, "threads": self.threads,
         })
     }
 
@@ -127,6 +129,7 @@ impl IndexReport {
             bytes: v["bytes"].as_u64()?,
             dir_bytes: v["dir_bytes"].as_u64()?,
             segments: v["segments"].as_u64()? as usize,
+            threads: v["threads"].as_u64().unwrap_or(1) as usize,
         })
     }
 
@@ -218,15 +221,16 @@ pub fn tantivy_open(dir: &Path, create: Option<bool>) -> tantivy::Result<Index> 
 }
 
 /// The child side: indexes `corpus` with `engine` in `layout` into `dir`
-/// and prints the report as one JSON line.
+/// on `threads` writer threads and prints the report as one JSON line.
 pub fn child_main(
     engine: Engine,
     layout: Layout,
     dir: &Path,
     corpus: &CorpusSpec,
     positions: bool,
+    threads: usize,
 ) -> i32 {
-    match child_index(engine, layout, dir, corpus, positions) {
+    match child_index(engine, layout, dir, corpus, positions, threads) {
         Ok(r) => {
             println!("{}", r.to_json());
             0
@@ -288,6 +292,7 @@ fn child_index(
     dir: &Path,
     corpus: &CorpusSpec,
     positions: bool,
+    threads: usize,
 ) -> Result<IndexReport, String> {
     let n = total_docs(corpus)?;
     let per_segment = n.div_ceil(SEVERAL).max(1);
@@ -308,7 +313,10 @@ fn child_index(
             let schema = quarry_schema(positions);
             let (id, title, body, year, category) =
                 corpus_fields(|name| schema.field(name).expect("field"));
-            let mut config = WriterConfig::default();
+            let mut config = WriterConfig {
+                indexing_threads: threads,
+                ..WriterConfig::default()
+            };
             if layout == Layout::Several {
                 config.max_docs_per_segment = Some(per_segment as u32);
                 config.merge_factor = 0;
@@ -335,7 +343,7 @@ fn child_index(
             let (id, title, body, year, category) =
                 corpus_fields(|name| s.get_field(name).expect("field"));
             let mut w = index
-                .writer_with_num_threads::<TantivyDocument>(1, MEMORY_BUDGET)
+                .writer_with_num_threads::<TantivyDocument>(threads, MEMORY_BUDGET)
                 .map_err(|e| e.to_string())?;
             if layout == Layout::Several {
                 w.set_merge_policy(Box::new(NoMergePolicy));
@@ -391,6 +399,7 @@ fn child_index(
         bytes: live_bytes(engine, dir)?,
         dir_bytes: dir_bytes(dir),
         segments,
+        threads,
     })
 }
 
@@ -432,13 +441,15 @@ pub fn live_bytes(engine: Engine, dir: &Path) -> Result<u64, String> {
     }
 }
 
-/// The parent side: runs the child for `engine`/`layout` and parses its report.
+/// The parent side: runs the child for `engine`/`layout`/`threads` and
+/// parses its report.
 pub fn run_child(
     engine: Engine,
     layout: Layout,
     dir: &Path,
     corpus: &CorpusSpec,
     positions: bool,
+    threads: usize,
 ) -> Result<IndexReport, String> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let out = Command::new(exe)
@@ -448,6 +459,8 @@ pub fn run_child(
         .arg(dir)
         .args(corpus.to_args())
         .args(positions.then_some("--positions"))
+        .arg("--index-threads")
+        .arg(threads.to_string())
         .stderr(std::process::Stdio::inherit())
         .output()
         .map_err(|e| format!("cannot start the indexing child: {e}"))?;

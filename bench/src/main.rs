@@ -55,6 +55,10 @@ OPTIONS:
   --passes N           passes over the classes, forward/reverse/... (default 3)
   --layouts L          one, several or one,several (default one,several)
   --threads N          also run each class with N threads sharing one searcher
+  --index-threads N    also index (the one layout) with N writer threads in both
+                       engines (quarry WriterConfig::indexing_threads, tantivy
+                       writer_with_num_threads(N, budget)), reported next to one
+  --index-only         build and report the indexes only (no search measurement)
   --sorted-only        run only the sorted classes (year:desc,score; category,year:desc)
   --positions          index the text fields' token positions in both engines (quarry
                        positions on, tantivy WithFreqsAndPositions), in their own
@@ -83,6 +87,10 @@ struct Args {
     reuse: bool,
     /// Index the text fields' positions (both engines).
     positions: bool,
+    /// Writer threads of the extra indexing run (1: none).
+    index_threads: usize,
+    /// Stop after indexing.
+    index_only: bool,
 }
 
 fn parse_regimes(v: &str) -> Result<Vec<Regime>, String> {
@@ -106,6 +114,7 @@ fn parse_args(raw: Vec<String>) -> Result<Args, String> {
     let mut layouts = vec![Layout::One, Layout::Several];
     let mut reuse = false;
     let mut threads = 1usize;
+    let (mut index_threads, mut index_only) = (1usize, false);
     let mut sorted_only = false;
     let (mut positions, mut phrases) = (false, false);
     let mut regimes = Regime::ALL.to_vec();
@@ -154,6 +163,8 @@ fn parse_args(raw: Vec<String>) -> Result<Args, String> {
             Long("positions") => positions = true,
             Long("phrases") => phrases = true,
             Long("threads") => threads = p.value().map_err(e)?.parse().map_err(e)?,
+            Long("index-threads") => index_threads = p.value().map_err(e)?.parse().map_err(e)?,
+            Long("index-only") => index_only = true,
             Short('h') | Long("help") => {
                 println!("{USAGE}");
                 std::process::exit(0);
@@ -217,6 +228,8 @@ fn parse_args(raw: Vec<String>) -> Result<Args, String> {
         layouts,
         reuse,
         positions: positions || phrases,
+        index_threads: index_threads.max(1),
+        index_only,
     })
 }
 
@@ -241,9 +254,14 @@ fn child(raw: &[String]) -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    ExitCode::from(
-        index::child_main(engine, layout, Path::new(dir), &args.corpus, args.positions) as u8,
-    )
+    ExitCode::from(index::child_main(
+        engine,
+        layout,
+        Path::new(dir),
+        &args.corpus,
+        args.positions,
+        args.index_threads,
+    ) as u8)
 }
 
 /// The hidden subcommand `__count ENGINE QUARRY_DIR TANTIVY_DIR QUERIES CLASS
@@ -475,9 +493,21 @@ fn run_all(args: &Args, raw: &[String]) -> Result<(), String> {
     );
 
     let mut indexing = Vec::new();
-    for &layout in &args.layouts {
+    let mut builds: Vec<(Layout, usize)> = args.layouts.iter().map(|&l| (l, 1)).collect();
+    if args.index_threads > 1 {
+        builds.push((Layout::One, args.index_threads));
+    }
+    for (layout, threads) in builds {
         for engine in [Engine::Quarry, Engine::Tantivy] {
             let dir = index_dir(&args.out, engine, layout, args.positions);
+            let dir = if threads > 1 {
+                dir.with_file_name(format!(
+                    "{}-t{threads}",
+                    dir.file_name().expect("named").to_string_lossy()
+                ))
+            } else {
+                dir
+            };
             let saved = dir.with_extension("report.json");
             let stamp = format!("{} [{}]", args.corpus.describe(), args.corpus.fingerprint());
             let reused = if args.reuse {
@@ -501,7 +531,14 @@ fn run_all(args: &Args, raw: &[String]) -> Result<(), String> {
                         layout.name(),
                         dir.display()
                     );
-                    let r = index::run_child(engine, layout, &dir, &args.corpus, args.positions)?;
+                    let r = index::run_child(
+                        engine,
+                        layout,
+                        &dir,
+                        &args.corpus,
+                        args.positions,
+                        threads,
+                    )?;
                     let mut v = r.to_json();
                     v["corpus"] = stamp.into();
                     let _ = std::fs::write(&saved, v.to_string());
@@ -509,7 +546,7 @@ fn run_all(args: &Args, raw: &[String]) -> Result<(), String> {
                 }
             };
             eprintln!(
-                "  {} {}: {:.0} docs/s, {:.1} s wall, {:.1} s CPU, peak RSS {:.0} MiB, {:.1} MiB on disk, {} segment(s)",
+                "  {} {} ({threads} thread(s)): {:.0} docs/s, {:.1} s wall, {:.1} s CPU, peak RSS {:.0} MiB, {:.1} MiB on disk, {} segment(s)",
                 engine.name(),
                 layout.name(),
                 rep.docs_per_s(),
@@ -524,7 +561,8 @@ fn run_all(args: &Args, raw: &[String]) -> Result<(), String> {
     }
 
     let mut layouts = Vec::new();
-    for &layout in &args.layouts {
+    let measured: &[Layout] = if args.index_only { &[] } else { &args.layouts };
+    for &layout in measured {
         let engines = run::Engines::open(
             &index_dir(&args.out, Engine::Quarry, layout, args.positions),
             &index_dir(&args.out, Engine::Tantivy, layout, args.positions),

@@ -99,18 +99,19 @@ pub fn markdown(r: &RunReport) -> String {
     for c in &r.checks {
         let _ = writeln!(s, "- check: {c}");
     }
-    let _ = writeln!(s, "\n## Indexing (one writer thread each)\n");
+    let _ = writeln!(s, "\n## Indexing\n");
     let _ = writeln!(
         s,
-        "| engine | layout | segments | docs/s (wall) | wall s | CPU s | peak RSS MiB | of which before indexing MiB | index MiB |"
+        "| engine | layout | writer threads | segments | docs/s (wall) | wall s | CPU s | peak RSS MiB | of which before indexing MiB | index MiB |"
     );
-    let _ = writeln!(s, "|---|---|---:|---:|---:|---:|---:|---:|---:|");
+    let _ = writeln!(s, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     for (e, l, ir) in &r.indexing {
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {:.0} | {:.1} | {:.1} | {:.0} | {:.0} | {:.1} |",
+            "| {} | {} | {} | {} | {:.0} | {:.1} | {:.1} | {:.0} | {:.0} | {:.1} |",
             e.name(),
             l.name(),
+            ir.threads,
             ir.segments,
             ir.docs_per_s(),
             ir.wall_s,
@@ -131,17 +132,23 @@ pub fn markdown(r: &RunReport) -> String {
             );
         }
     }
-    for l in [Layout::One, Layout::Several] {
+    let mut builds: Vec<(Layout, usize)> = Vec::new();
+    for (_, l, ir) in &r.indexing {
+        if !builds.contains(&(*l, ir.threads)) {
+            builds.push((*l, ir.threads));
+        }
+    }
+    for (l, threads) in builds {
         let get = |e| {
             r.indexing
                 .iter()
-                .find(|(e2, l2, _)| *e2 == e && *l2 == l)
+                .find(|(e2, l2, ir)| *e2 == e && *l2 == l && ir.threads == threads)
                 .map(|x| &x.2)
         };
         if let (Some(q), Some(t)) = (get(Engine::Quarry), get(Engine::Tantivy)) {
             let _ = writeln!(
                 s,
-                "\n{} layout, quarry/tantivy: docs/s {:.2}x, CPU s {:.2}x, peak RSS {:.2}x ({:.2}x above what each held before indexing, e.g. the corpus generator), index size {:.2}x.",
+                "\n{} layout, {threads} writer thread(s), quarry/tantivy: docs/s {:.2}x, CPU s {:.2}x, peak RSS {:.2}x ({:.2}x above what each held before indexing, e.g. the corpus generator), index size {:.2}x.",
                 l.name(),
                 q.docs_per_s() / t.docs_per_s(),
                 q.cpu_s / t.cpu_s,
