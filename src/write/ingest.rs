@@ -288,10 +288,26 @@ impl Pool {
         drop(tx);
         let mut all = Vec::new();
         let mut error = None;
+        let mut replies = 0;
         for (flushed, e) in rx {
+            replies += 1;
             all.extend(flushed);
             if error.is_none() {
                 error = e;
+            }
+        }
+        if replies < self.workers.len() {
+            // A thread dropped its reply: it is unwinding a panic, which
+            // goes on here once it has ended.
+            loop {
+                for w in &mut self.workers {
+                    if let Some(h) = w.handle.take_if(|h| h.is_finished())
+                        && let Err(panic) = h.join()
+                    {
+                        std::panic::resume_unwind(panic);
+                    }
+                }
+                std::thread::sleep(std::time::Duration::from_millis(1));
             }
         }
         if self.run_bytes > 0 {
