@@ -74,17 +74,8 @@ fn build(threads: usize, deletes: bool, merge: bool) -> (Built, common::IdBodyYe
 }
 
 fn queries(body: FieldId) -> Vec<Query> {
-    let mut out = Vec::new();
+    let mut out = common::word_pair_queries(body, &WORDS, 3);
     for (i, w) in WORDS.iter().enumerate() {
-        out.push(Query::term(body, w));
-        let next = WORDS[(i + 3) % WORDS.len()];
-        for op in [Operator::And, Operator::Or] {
-            out.push(Query::Match {
-                field: body,
-                text: format!("{w} {next}"),
-                op,
-            });
-        }
         out.push(Query::Phrase {
             field: body,
             text: format!("{w} {}", WORDS[(i + 1) % WORDS.len()]),

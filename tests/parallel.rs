@@ -67,18 +67,7 @@ fn index() -> Index {
 }
 
 fn queries(body: FieldId) -> Vec<Query> {
-    let mut out = Vec::new();
-    for (i, w) in WORDS.iter().enumerate() {
-        out.push(Query::term(body, w));
-        let next = WORDS[(i + 1) % WORDS.len()];
-        for op in [Operator::And, Operator::Or] {
-            out.push(Query::Match {
-                field: body,
-                text: format!("{w} {next}"),
-                op,
-            });
-        }
-    }
+    let mut out = common::word_pair_queries(body, &WORDS, 1);
     out.push(Query::Match {
         field: body,
         text: "alpha gamma epsilon eta".into(),

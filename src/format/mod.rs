@@ -121,12 +121,24 @@ pub fn check_framed<'a>(
 
 /// Appends `v` as a LEB128 varint.
 #[inline]
-pub fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+pub fn put_varint(out: &mut Vec<u8>, v: u64) {
+    let mut buf = [0u8; 10];
+    let n = varint_bytes(v, &mut buf);
+    out.extend_from_slice(&buf[..n]);
+}
+
+/// `v` as a LEB128 varint in `buf`, for writers that place the bytes
+/// themselves; returns how many.
+#[inline]
+pub fn varint_bytes(mut v: u64, buf: &mut [u8; 10]) -> usize {
+    let mut n = 0;
     while v >= 0x80 {
-        out.push((v as u8) | 0x80);
+        buf[n] = (v as u8) | 0x80;
         v >>= 7;
+        n += 1;
     }
-    out.push(v as u8);
+    buf[n] = v as u8;
+    n + 1
 }
 
 /// Reads a LEB128 varint at `*pos`, advancing it; `None` when truncated or over-long.

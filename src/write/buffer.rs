@@ -5,6 +5,7 @@ use std::path::Path;
 use crate::analysis::Scratch;
 use crate::document::{Document, Value};
 use crate::error::{Error, Result};
+use crate::format::manifest::{self, SegmentEntry};
 use crate::format::norms::length_to_norm;
 use crate::format::segment::{MAX_SEGMENT_DOCS, i64_key, put_stored_value};
 use crate::schema::{FieldId, FieldType, Schema};
@@ -93,19 +94,7 @@ fn alloc_chunk(arena: &mut Vec<u8>, size: u32) -> u32 {
 #[inline]
 fn push_varint(arena: &mut Vec<u8>, t: &mut Term, v: u64) {
     let mut buf = [0u8; 10];
-    let mut n = 0;
-    let mut x = v;
-    loop {
-        let b = (x & 0x7f) as u8;
-        x >>= 7;
-        if x == 0 {
-            buf[n] = b;
-            n += 1;
-            break;
-        }
-        buf[n] = b | 0x80;
-        n += 1;
-    }
+    let n = crate::format::varint_bytes(v, &mut buf);
     let mut i = 0;
     while i < n {
         if t.cur == t.end {
@@ -420,6 +409,17 @@ impl SegmentBuffer {
             })
     }
 
+    /// Whether the next document goes to a new segment: the buffer holds
+    /// documents and is full ([`Self::is_full`]), or holds `max_docs`
+    /// (a segment's limit without).
+    pub(crate) fn must_flush(&self, budget: usize, max_docs: Option<u32>) -> bool {
+        let n = self.doc_count;
+        n > 0
+            && (self.is_full(budget)
+                || n >= MAX_SEGMENT_DOCS
+                || max_docs.is_some_and(|m| n >= m.max(1)))
+    }
+
     /// Checks `doc` against the schema without changing anything.
     pub(crate) fn validate(&mut self, schema: &Schema, doc: &Document) -> Result<()> {
         if self.doc_count >= MAX_SEGMENT_DOCS {
@@ -503,9 +503,18 @@ impl SegmentBuffer {
         self.doc_count += 1;
     }
 
-    /// Writes the buffered documents as a segment file at `path`; returns its length.
-    pub(crate) fn write_segment(&self, schema: &Schema, path: &Path, io: &IoHooks) -> Result<u64> {
-        let mut w = SegmentWriter::create(path, schema, self.doc_count, io)?;
+    /// Writes the buffered documents as segment `id` in `dir` (not yet
+    /// committed); returns its manifest entry. A failed write may leave a
+    /// partial file ([`super::remove_partial`]).
+    pub(crate) fn write_segment(
+        &self,
+        schema: &Schema,
+        dir: &Path,
+        id: u64,
+        io: &IoHooks,
+    ) -> Result<SegmentEntry> {
+        let path = dir.join(manifest::segment_name(id));
+        let mut w = SegmentWriter::create(&path, schema, self.doc_count, io)?;
         let mut p = Postings::default();
         for (fid, f) in self.fields.iter().enumerate() {
             let Some(table) = &f.terms else { continue };
@@ -536,7 +545,7 @@ impl SegmentBuffer {
             .enumerate()
             .filter_map(|(i, f)| f.sort.as_ref().map(|s| (FieldId(i as u16), s)))
             .collect();
-        w.finish(
+        let file_len = w.finish(
             &SegmentParts {
                 doc_count: self.doc_count,
                 total_tokens: &total_tokens,
@@ -546,7 +555,14 @@ impl SegmentBuffer {
                 sort: &sort,
             },
             io,
-        )
+        )?;
+        Ok(SegmentEntry {
+            id,
+            doc_count: self.doc_count,
+            del_count: 0,
+            del_gen: 0,
+            file_len,
+        })
     }
 }
 

@@ -27,10 +27,10 @@ use std::thread::JoinHandle;
 use crate::document::{Document, Value};
 use crate::error::{Error, Result};
 use crate::format::manifest::{self, SegmentEntry};
-use crate::format::segment::MAX_SEGMENT_DOCS;
 use crate::schema::Schema;
 use crate::write::buffer::{SegmentBuffer, validate_values};
 use crate::write::io::IoHooks;
+use crate::write::remove_partial;
 
 /// Documents queued per thread before the caller waits.
 const QUEUE: usize = 256;
@@ -75,16 +75,8 @@ struct Lane {
 }
 
 impl Lane {
-    fn full(&self) -> bool {
-        let n = self.buffer.doc_count();
-        n > 0
-            && (self.buffer.is_full(self.cx.share)
-                || n >= MAX_SEGMENT_DOCS
-                || self.cx.max_docs.is_some_and(|m| n >= m.max(1)))
-    }
-
     fn add(&mut self, doc: &Document, seq: u64) {
-        if self.full() {
+        if self.buffer.must_flush(self.cx.share, self.cx.max_docs) {
             self.flush();
         }
         if self.buffer.doc_count() == 0 {
@@ -103,25 +95,12 @@ impl Lane {
     fn write(&mut self, first_seq: u64, b: SegmentBuffer) {
         let cx = &self.cx;
         let id = cx.ids.fetch_add(1, Ordering::Relaxed);
-        let path = cx.dir.join(manifest::segment_name(id));
-        match b.write_segment(&cx.schema, &path, &cx.io) {
-            Ok(file_len) => self.flushed.push((
-                SegmentEntry {
-                    id,
-                    doc_count: b.doc_count(),
-                    del_count: 0,
-                    del_gen: 0,
-                    file_len,
-                },
-                first_seq,
-            )),
+        match b.write_segment(&cx.schema, &cx.dir, id, &cx.io) {
+            Ok(entry) => self.flushed.push((entry, first_seq)),
             Err(e) => {
-                // The id is never taken again; a file that existed is not ours.
-                let existed = matches!(&e, Error::Io { source, .. }
-                    if source.kind() == std::io::ErrorKind::AlreadyExists);
-                if !existed {
-                    let _ = cx.io.remove(&path);
-                }
+                // The id is never taken again, so a partial file that stays
+                // collides with nothing.
+                let _ = remove_partial(&cx.io, &cx.dir, id, &e);
                 self.failed.push((first_seq, b));
                 self.error.get_or_insert(e);
             }

@@ -119,6 +119,17 @@ impl Drop for IndexWriter {
     }
 }
 
+/// Removes the partial file that a failed write of segment `id` in `dir`
+/// (error `e`) may have left, unless the write failed because the file
+/// already existed: then it is not this writer's file. Returns false when
+/// a partial file stays (its id must not be used again).
+fn remove_partial(io: &IoHooks, dir: &Path, id: u64, e: &Error) -> bool {
+    let path = dir.join(manifest::segment_name(id));
+    let existed = matches!(e, Error::Io { path: p, source }
+        if *p == path && source.kind() == std::io::ErrorKind::AlreadyExists);
+    existed || io.remove(&path).is_ok()
+}
+
 fn acquire_lock(dir: &Path) -> Result<File> {
     use std::os::fd::AsRawFd;
     let path = dir.join(manifest::LOCK_FILE);
@@ -317,12 +328,8 @@ impl IndexWriter {
         self.buffer.validate(&self.schema, doc)?;
         // Flush a full buffer before adding, so that an error means the
         // document was not added (and the buffered ones are kept).
-        let full = self.buffer.is_full(self.config.memory_budget)
-            || self
-                .config
-                .max_docs_per_segment
-                .is_some_and(|n| self.buffer.doc_count() >= n.max(1));
-        if full {
+        let (budget, max_docs) = (self.config.memory_budget, self.config.max_docs_per_segment);
+        if self.buffer.must_flush(budget, max_docs) {
             self.flush()?;
         }
         self.buffer.add(&self.schema, doc);
@@ -378,24 +385,14 @@ impl IndexWriter {
             return Ok(());
         }
         let id = self.next_segment_id;
-        let path = self.dir.join(manifest::segment_name(id));
         match self
             .buffer
-            .write_segment(&self.schema, &path, &self.config.io)
+            .write_segment(&self.schema, &self.dir, id, &self.config.io)
         {
-            Ok(file_len) => {
+            Ok(entry) => {
                 self.next_segment_id += 1;
-                let doc_count = self.buffer.doc_count();
-                self.pending.push(PendingSegment {
-                    entry: SegmentEntry {
-                        id,
-                        doc_count,
-                        del_count: 0,
-                        del_gen: 0,
-                        file_len,
-                    },
-                    first_seq: self.seq - u64::from(doc_count),
-                });
+                let first_seq = self.seq - u64::from(entry.doc_count);
+                self.pending.push(PendingSegment { entry, first_seq });
                 self.buffer = SegmentBuffer::new(&self.schema);
                 Ok(())
             }
@@ -413,10 +410,7 @@ impl IndexWriter {
     /// cannot be removed now (the next commit's clean-up removes it) keeps
     /// its id out of use, so that a retry does not collide with it.
     fn discard_partial(&mut self, id: u64, e: &Error) {
-        let path = self.dir.join(manifest::segment_name(id));
-        let existed = matches!(e, Error::Io { path: p, source }
-            if *p == path && source.kind() == std::io::ErrorKind::AlreadyExists);
-        if !existed && self.config.io.remove(&path).is_err() {
+        if !remove_partial(&self.config.io, &self.dir, id, e) {
             self.next_segment_id = self.next_segment_id.max(id.saturating_add(1));
         }
     }

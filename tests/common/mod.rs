@@ -334,3 +334,21 @@ pub fn phrase_freq<S: AsRef<str>>(doc: &[S], phrase: &[&str], slop: u32) -> u32 
         }
     }
 }
+
+/// Per word of `words`: the word's term query, then its AND and its OR
+/// with the word `step` places on (cyclically), in field `body`.
+pub fn word_pair_queries(body: FieldId, words: &[&str], step: usize) -> Vec<quarry::Query> {
+    let mut out = Vec::new();
+    for (i, w) in words.iter().enumerate() {
+        out.push(quarry::Query::term(body, w));
+        let next = words[(i + step) % words.len()];
+        for op in [quarry::Operator::And, quarry::Operator::Or] {
+            out.push(quarry::Query::Match {
+                field: body,
+                text: format!("{w} {next}"),
+                op,
+            });
+        }
+    }
+    out
+}
