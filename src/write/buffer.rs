@@ -16,6 +16,12 @@ use crate::write::segment_writer::{SegmentParts, SegmentWriter, SortValues};
 /// chunk doubles, up to `FIRST_CHUNK << MAX_LEVEL` bytes.
 const FIRST_CHUNK: u32 = 8;
 const MAX_LEVEL: u8 = 12;
+
+/// The size class of the chunk after one of class `level`: one more, up to
+/// `MAX_LEVEL` (a term's stream may have any number of chunks).
+fn next_level(level: u8) -> u8 {
+    (level + 1).min(MAX_LEVEL)
+}
 /// A buffer whose arenas reach this many bytes is full whatever the budget:
 /// arena addresses are `u32`, and one more document must still fit.
 const ARENA_LIMIT: usize = 3 << 30;
@@ -33,7 +39,7 @@ struct Term {
     head: u32,
     cur: u32,
     end: u32,
-    /// Index of the cursor's chunk (its size is `FIRST_CHUNK << level.min(MAX_LEVEL)`).
+    /// Size class of the cursor's chunk: its size is `FIRST_CHUNK << level`.
     level: u8,
     /// The last document holding the term, the documents holding it, its
     /// frequency in the last one and the last position recorded there.
@@ -98,12 +104,12 @@ fn push_varint(arena: &mut Vec<u8>, t: &mut Term, v: u64) {
     let mut i = 0;
     while i < n {
         if t.cur == t.end {
-            t.level = t.level.saturating_add(1);
-            let next = alloc_chunk(arena, FIRST_CHUNK << t.level.min(MAX_LEVEL));
+            t.level = next_level(t.level);
+            let next = alloc_chunk(arena, FIRST_CHUNK << t.level);
             let link = t.end as usize;
             arena[link..link + 4].copy_from_slice(&next.to_le_bytes());
             t.cur = next;
-            t.end = next + (FIRST_CHUNK << t.level.min(MAX_LEVEL));
+            t.end = next + (FIRST_CHUNK << t.level);
         }
         let k = ((t.end - t.cur) as usize).min(n - i);
         let at = t.cur as usize;
@@ -239,7 +245,7 @@ impl TermTable {
         p.clear();
         let (mut at, mut level) = (t.head, 0u8);
         loop {
-            let end = at + (FIRST_CHUNK << level.min(MAX_LEVEL));
+            let end = at + (FIRST_CHUNK << level);
             if end == t.end {
                 p.stream
                     .extend_from_slice(&self.arena[at as usize..t.cur as usize]);
@@ -249,7 +255,7 @@ impl TermTable {
                 .extend_from_slice(&self.arena[at as usize..end as usize]);
             let link = end as usize;
             at = u32::from_le_bytes(self.arena[link..link + 4].try_into().expect("4 bytes"));
-            level += 1;
+            level = next_level(level);
         }
         let bytes = &p.stream[..];
         let mut pos = 0usize;
@@ -629,5 +635,29 @@ mod tests {
             .collect();
         check(true, &occ);
         check(false, &occ);
+    }
+
+    #[test]
+    fn streams_of_more_than_256_chunks_decode() {
+        // A common term with positions: 2M postings of 6 bytes each, about
+        // 370 chunks, most of them of the largest size (a chunk count past
+        // any small integer's range).
+        let mut table = TermTable::new(true);
+        let n = 2_000_000u32;
+        for d in 0..n {
+            table.add(b"the", d, Some(100_000_000 + d));
+        }
+        let mut p = Postings::default();
+        table.decode(0, &mut p);
+        assert!(p.stream.len() > 256 * (FIRST_CHUNK << MAX_LEVEL) as usize);
+        assert_eq!(p.docs.len(), n as usize);
+        assert!(p.docs.iter().enumerate().all(|(i, &d)| d == i as u32));
+        assert!(p.tfs.iter().all(|&tf| tf == 1));
+        assert!(
+            p.positions
+                .iter()
+                .enumerate()
+                .all(|(i, &x)| x == 100_000_000 + i as u32)
+        );
     }
 }
