@@ -278,15 +278,16 @@ const NONE: usize = usize::MAX;
 #[derive(Clone)]
 pub struct PositionsReader {
     packer: BitPacker4x,
-    /// The block read last, its postings' first positions, its gaps in
-    /// all and where its first run of gaps starts.
+    /// The block read last, its postings' first positions, the index of
+    /// each posting's first gap among the block's, its gaps in all and
+    /// where its first run of gaps starts.
     block: usize,
     firsts: [u32; RUN_LEN],
+    gap_starts: [usize; RUN_LEN],
     gaps: usize,
     gaps_at: usize,
-    /// The posting read last in the block, and the block's gap index of
-    /// the next posting's first gap (versions 2 and 3: the data offset
-    /// past the posting's positions).
+    /// Versions 2 and 3: the posting read last in the block, and the data
+    /// offset past its positions.
     index: usize,
     next: usize,
     /// A run of gaps at or before the next posting's first: its number
@@ -304,6 +305,7 @@ impl Default for PositionsReader {
             packer: BitPacker4x::new(),
             block: NONE,
             firsts: [0; RUN_LEN],
+            gap_starts: [0; RUN_LEN],
             gaps: 0,
             gaps_at: 0,
             index: NONE,
@@ -466,37 +468,37 @@ impl<'a> Positions<'a> {
         tfs: &[u32],
         out: &mut Vec<u32>,
     ) -> Result<(), BadPostings> {
-        // Gaps of postings `range` (a corrupt frequency of 0 counts none;
-        // the posting read is checked below).
-        let gaps_in = |range: std::ops::Range<usize>| -> usize {
-            tfs[range]
-                .iter()
-                .map(|&t| t.saturating_sub(1) as usize)
-                .sum()
-        };
         if r.block != b {
             let firsts = Run::parse(self.data, self.block_start(b), tfs.len())?;
             firsts.decode(&r.packer, self.data, tfs.len(), &mut r.firsts);
-            (r.block, r.gaps, r.gaps_at) = (b, gaps_in(0..tfs.len()), firsts.end);
-            (r.index, r.decoded) = (NONE, NONE);
+            // Where each posting's gaps start (a corrupt frequency of 0
+            // counts none; the posting read is checked below).
+            let mut gaps = 0;
+            for (start, &t) in r.gap_starts.iter_mut().zip(tfs) {
+                *start = gaps;
+                gaps += t.saturating_sub(1) as usize;
+            }
+            (r.block, r.gaps, r.gaps_at) = (b, gaps, firsts.end);
+            (r.run, r.run_at, r.decoded) = (0, firsts.end, NONE);
         }
-        let g = if r.index < index {
-            r.next + gaps_in(r.index + 1..index)
-        } else {
-            (r.run, r.run_at) = (0, r.gaps_at);
-            gaps_in(0..index)
-        };
         let tf = tfs[index] as usize;
-        if tf == 0 || g + tf - 1 > r.gaps {
+        if tf == 0 {
             return Err(BadPostings("positions for other frequencies"));
         }
         out.push(r.firsts[index]);
+        let g = r.gap_starts[index];
+        if g + tf - 1 > r.gaps {
+            return Err(BadPostings("positions for other frequencies"));
+        }
         // The gaps `g..g + tf - 1`, run by run.
         let (mut next, last) = (g, g + tf - 1);
         while next < last {
             let run = next / RUN_LEN;
             if r.decoded != run {
                 let k = |run: usize| (r.gaps - run * RUN_LEN).min(RUN_LEN);
+                if r.run > run {
+                    (r.run, r.run_at) = (0, r.gaps_at);
+                }
                 while r.run < run {
                     r.run_at = Run::parse(self.data, r.run_at, k(r.run))?.end;
                     r.run += 1;
@@ -510,7 +512,6 @@ impl<'a> Positions<'a> {
             out.extend_from_slice(&r.values[from..from + take]);
             next += take;
         }
-        (r.index, r.next) = (index, last);
         to_positions(out);
         Ok(())
     }

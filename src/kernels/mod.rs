@@ -316,8 +316,14 @@ pub fn positions_ge(keys: &[u32], threshold: u32, out: &mut Vec<u32>) {
 /// `base` of `u32::MAX` makes the first value `vals[0]` itself). The
 /// doc ids of a posting block from its packed gaps, 8 sums at a time.
 ///
-/// Uses the process-wide [`active`] kernels.
+/// Uses the process-wide [`active`] kernels, except for lists shorter
+/// than one vector (a posting's few positions), summed in place without
+/// the dispatch.
 #[inline]
 pub fn strict_prefix_sum(vals: &mut [u32], base: u32) {
-    active().strict_prefix_sum(vals, base)
+    if vals.len() < 8 {
+        scalar::strict_prefix_sum(vals, base)
+    } else {
+        active().strict_prefix_sum(vals, base)
+    }
 }

@@ -512,6 +512,50 @@ impl<'a> TermScorer<'a> {
         f32::INFINITY
     }
 
+    /// The index of the first document `>= target` in the decoded block,
+    /// which holds one (its last document is at least `target`), from
+    /// the current one: a few steps by hand, where a dense list's next
+    /// match usually is, then the kernel.
+    #[inline]
+    fn find_in_block(&self, target: u32) -> usize {
+        const STEPS: usize = 4;
+        let docs = &self.docs[..self.len];
+        let mut p = self.pos;
+        for _ in 0..STEPS {
+            match docs.get(p) {
+                Some(&d) if d < target => p += 1,
+                _ => return p,
+            }
+        }
+        kernels::find_next_geq(docs, p, target)
+    }
+
+    /// [`Scorer::seek`] to a target past the decoded block (or with the
+    /// current block pending): whole blocks skipped by their last
+    /// document, the first that may hold it decoded.
+    #[inline(never)]
+    fn seek_blocks(&mut self, target: u32) -> u32 {
+        let mut b = if self.pending {
+            self.block
+        } else {
+            self.block + 1
+        };
+        while b < self.nblocks && self.postings.last_doc(b).is_some_and(|l| l < target) {
+            b += 1;
+        }
+        self.load(b);
+        if self.doc >= target {
+            return self.doc;
+        }
+        self.pos = kernels::find_next_geq(&self.docs[..self.len], self.pos, target);
+        if self.pos < self.len {
+            self.doc = self.docs[self.pos];
+        } else {
+            self.load(self.block + 1);
+        }
+        self.doc
+    }
+
     /// Decodes block `b` and moves to its first document.
     fn load(&mut self, b: usize) {
         self.block = b;
@@ -554,32 +598,22 @@ impl Scorer for TermScorer<'_> {
         self.doc
     }
 
+    /// Inlined for the usual case, a target inside the decoded block (a
+    /// conjunction's or phrase's dense clauses); past it,
+    /// [`Self::seek_blocks`].
+    #[inline]
     fn seek(&mut self, target: u32) -> u32 {
-        if !self.pending && self.doc >= target {
-            return self.doc;
-        }
-        if self.pending || self.docs[self.len - 1] < target {
-            // Skip whole blocks by their last doc id (a pending block too).
-            let mut b = if self.pending {
-                self.block
-            } else {
-                self.block + 1
-            };
-            while b < self.nblocks && self.postings.last_doc(b).is_some_and(|l| l < target) {
-                b += 1;
-            }
-            self.load(b);
+        if !self.pending {
             if self.doc >= target {
                 return self.doc;
             }
+            if self.docs[self.len - 1] >= target {
+                self.pos = self.find_in_block(target);
+                self.doc = self.docs[self.pos];
+                return self.doc;
+            }
         }
-        self.pos = kernels::find_next_geq(&self.docs[..self.len], self.pos, target);
-        if self.pos < self.len {
-            self.doc = self.docs[self.pos];
-        } else {
-            self.load(self.block + 1);
-        }
-        self.doc
+        self.seek_blocks(target)
     }
 
     #[inline]

@@ -39,7 +39,6 @@ use crate::collect::{Sink, Window};
 use crate::error::{Error, Result};
 use crate::format::positions::{Positions, PositionsReader};
 use crate::format::postings::BadPostings;
-use crate::kernels;
 use crate::query::bm25::TermWeight;
 use crate::query::daat::{self, NO_MORE, Scorer, TermScorer};
 use crate::query::plan::PhraseNode;
@@ -75,10 +74,9 @@ struct PhraseTerms<'a> {
     fresh: Vec<bool>,
     /// Per slot, the index of its position in its term's buffer.
     at: Vec<usize>,
-    /// The exact phrase's possible starts still standing, a slot's
-    /// starts, and scratch for their intersection.
+    /// The exact phrase's possible starts still standing, and scratch
+    /// for the next slot's.
     starts: Vec<u32>,
-    slot_starts: Vec<u32>,
     kept: Vec<u32>,
     err: Option<BadPostings>,
 }
@@ -118,7 +116,6 @@ impl<'a> PhraseTerms<'a> {
             fresh: vec![false; n],
             at: vec![0; node.slots.len()],
             starts: Vec::new(),
-            slot_starts: Vec::new(),
             kept: Vec::new(),
             err: None,
         }))
@@ -180,17 +177,35 @@ impl<'a> PhraseTerms<'a> {
             }
             return sloppy_freq(slots, &self.bufs, self.node.slop, &mut self.at);
         }
-        for k in 0..self.slot_order.len() {
+        let (first_off, first) = slots[self.slot_order[0]];
+        if !self.read(first) {
+            return 0;
+        }
+        if slots.len() == 1 {
+            return slot_starts(&self.bufs[first], first_off).count() as u32;
+        }
+        for k in 1..self.slot_order.len() {
             let (off, t) = slots[self.slot_order[k]];
             if !self.read(t) {
                 return 0;
             }
-            if k == 0 {
-                slot_starts(&mut self.starts, &self.bufs[t], off);
+            let (list, kept) = (&self.bufs[t], &mut self.kept);
+            kept.clear();
+            if k == 1 {
+                // The first slot's starts are never gathered apart.
+                let firsts = &self.bufs[first];
+                keep_starts(
+                    slot_starts(firsts, first_off),
+                    firsts.len(),
+                    list,
+                    off,
+                    kept,
+                );
             } else {
-                let scratch = (&mut self.slot_starts, &mut self.kept);
-                keep_starts(&mut self.starts, &self.bufs[t], off, scratch);
+                let starts = self.starts.iter().copied();
+                keep_starts(starts, self.starts.len(), list, off, kept);
             }
+            std::mem::swap(&mut self.starts, &mut self.kept);
             if self.starts.is_empty() {
                 return 0;
             }
@@ -206,31 +221,50 @@ impl<'a> PhraseTerms<'a> {
 }
 
 /// The exact phrase's starts that the ascending positions `list` of a
-/// slot at offset `off` allow, into `starts` (cleared first): each
-/// position minus the offset (the phrase's tokens at `start + offset`),
-/// those under the offset (at most `off` of them, at the front) left out.
-/// The phrase's frequency at slop 0 is the size of the intersection of
-/// its slots' starts.
-fn slot_starts(starts: &mut Vec<u32>, list: &[u32], off: u32) {
-    let under = list.iter().take_while(|&&p| p < off).count();
-    starts.clear();
-    starts.extend(list[under..].iter().map(|&p| p - off));
+/// slot at offset `off` allow: each position minus the offset (the
+/// phrase's tokens at `start + offset`), those under the offset (at most
+/// `off` of them, at the front) left out. The phrase's frequency at slop
+/// 0 is the size of the intersection of its slots' starts.
+fn slot_starts(list: &[u32], off: u32) -> impl Iterator<Item = u32> + '_ {
+    list.iter().filter_map(move |&p| p.checked_sub(off))
 }
 
-/// Keeps the `starts` (ascending) that the slot at offset `off`, whose
-/// term's positions are `list`, allows too: the intersection with its
-/// [`slot_starts`], by the SIMD kernel; `scratch` holds that slot's starts
-/// and the intersection on the way.
+/// Appends to `out` the `starts` (ascending, `n` of them) that the slot
+/// at offset `off`, whose term's positions are `list` (ascending), allows
+/// too: those `s` with `s + off` in `list`. A start looks its position up
+/// by a binary search over what is left of `list` when `list` is much the
+/// longer (the usual case: the rarest slot's few starts against a common
+/// term's positions), else both are walked together. Lists inside one
+/// document are short, so either beats a general intersection kernel and
+/// the copies around it.
 fn keep_starts(
-    starts: &mut Vec<u32>,
+    starts: impl Iterator<Item = u32>,
+    n: usize,
     list: &[u32],
     off: u32,
-    (slot, kept): (&mut Vec<u32>, &mut Vec<u32>),
+    out: &mut Vec<u32>,
 ) {
-    slot_starts(slot, list, off);
-    kept.clear();
-    kernels::intersect_into(starts, slot, kept);
-    std::mem::swap(starts, kept);
+    let search = list.len() > 8 * n;
+    let mut from = 0;
+    for s in starts {
+        // Ascending: once one start's position is past the list (or past
+        // u32), so are the rest's.
+        let Some(want) = s.checked_add(off) else {
+            break;
+        };
+        if search {
+            from += list[from..].partition_point(|&p| p < want);
+        } else {
+            while from < list.len() && list[from] < want {
+                from += 1;
+            }
+        }
+        match list.get(from) {
+            None => break,
+            Some(&p) if p == want => out.push(s),
+            Some(_) => {}
+        }
+    }
 }
 
 /// The sloppy phrase frequency of the module docs; `at` is scratch.
@@ -407,7 +441,43 @@ pub fn run<S: Sink>(node: &PhraseNode, seg: &LiveSegment, sink: &mut S) -> Resul
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
+
+    proptest! {
+        /// Both ways of narrowing (searching a long list, walking a short
+        /// one) keep exactly the starts whose position is in the list.
+        #[test]
+        fn keep_starts_keeps_the_starts_the_list_allows(
+            starts in proptest::collection::btree_set(0u32..400, 0..40),
+            list in proptest::collection::btree_set(0u32..400, 0..400),
+            off in 0u32..8,
+        ) {
+            let want: Vec<u32> = starts
+                .iter()
+                .copied()
+                .filter(|s| list.contains(&(s + off)))
+                .collect();
+            let list: Vec<u32> = list.into_iter().collect();
+            let mut got = Vec::new();
+            keep_starts(starts.iter().copied(), starts.len(), &list, off, &mut got);
+            prop_assert_eq!(got, want);
+        }
+    }
+
+    #[test]
+    fn keep_starts_past_the_largest_position() {
+        let mut kept = Vec::new();
+        keep_starts(
+            [3, u32::MAX - 1].into_iter(),
+            2,
+            &[5, u32::MAX],
+            2,
+            &mut kept,
+        );
+        assert_eq!(kept, vec![3]);
+    }
 
     fn sloppy(slots: &[(u32, usize)], lists: &[Vec<u32>], slop: u32) -> u32 {
         sloppy_freq(slots, lists, slop, &mut vec![0; slots.len()])
@@ -415,13 +485,18 @@ mod tests {
 
     /// The exact frequency, slots taken last to first (any order gives it).
     fn exact_freq(slots: &[(u32, usize)], lists: &[Vec<u32>]) -> u32 {
-        let (mut starts, mut one, mut kept) = (Vec::new(), Vec::new(), Vec::new());
-        for (k, &(off, t)) in slots.iter().rev().enumerate() {
-            if k == 0 {
-                slot_starts(&mut starts, &lists[t], off);
-            } else {
-                keep_starts(&mut starts, &lists[t], off, (&mut one, &mut kept));
-            }
+        let (last_off, last) = slots[slots.len() - 1];
+        let mut starts: Vec<u32> = slot_starts(&lists[last], last_off).collect();
+        for &(off, t) in slots.iter().rev().skip(1) {
+            let mut kept = Vec::new();
+            keep_starts(
+                starts.iter().copied(),
+                starts.len(),
+                &lists[t],
+                off,
+                &mut kept,
+            );
+            starts = kept;
         }
         starts.len() as u32
     }
