@@ -898,10 +898,10 @@ fn run_args(a: &Args) -> Result<(), CliError> {
         Some(name) => {
             let id = field_id(&schema, name, "--highlight")?;
             let def = schema.def(id);
-            if def.ty != FieldType::Text || !def.flags.stored {
+            if !matches!(def.ty, FieldType::Text | FieldType::String) || !def.flags.stored {
                 return Err(CliError::usage(
                     None,
-                    format!("--highlight: field '{name}' is not a stored text field"),
+                    format!("--highlight: field '{name}' is not a stored text or string field"),
                 ));
             }
             Some((id, &a.highlight_options))
