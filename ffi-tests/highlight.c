@@ -2,7 +2,10 @@
  * Highlighting through the C API: quarry_hits_highlight's excerpts (the
  * markers around the matched tokens of an english-analysed field, the
  * length limit and the ellipsis, multi-byte text, a document without a
- * match), the bytes living until quarry_hits_free, and its errors.
+ * match), the bytes living until quarry_hits_free, and its errors; and
+ * quarry_hits_highlight_ex's (HTML escaping of the stored text but not of
+ * the markers or the ellipsis, a custom ellipsis, string fields, the
+ * flags and arguments it refuses).
  *
  * Usage: highlight SCRATCH_DIR
  */
@@ -26,6 +29,19 @@ static void expect_excerpt(quarry_hits *h, size_t index, quarry_query *q, size_t
     }
 }
 
+/* quarry_hits_highlight_ex's excerpt of `field` must equal `want`. */
+static void expect_ex(quarry_hits *h, size_t index, quarry_query *q, const char *field, const char *ellipsis,
+                      size_t max_len, quarry_highlight_flags flags, const char *want) {
+    const char *p = NULL;
+    size_t n = 0;
+    OK(quarry_hits_highlight_ex(h, index, q, field, strlen(field), S("<b>"), S("</b>"), ellipsis, strlen(ellipsis),
+                                max_len, flags, &p, &n));
+    if (n != strlen(want) || memcmp(p, want, n) != 0) {
+        fprintf(stderr, "excerpt \"%.*s\", expected \"%s\"\n", (int)n, p, want);
+        ffi_failures++;
+    }
+}
+
 /* The index of the hit whose stored id is `id`. */
 static size_t hit_of(quarry_hits *h, int64_t id) {
     size_t i;
@@ -38,6 +54,32 @@ static size_t hit_of(quarry_hits *h, int64_t id) {
     }
     fprintf(stderr, "no hit with id %lld\n", (long long)id);
     exit(1);
+}
+
+/* An index at `dir` of ffi_schema, opened: id 0 with a body and a
+ * category holding HTML's special chars, id 1 with a long category. */
+static quarry_searcher *ffi_special_index(const char *dir) {
+    quarry_schema *schema = ffi_schema();
+    quarry_indexer *ix = NULL;
+    quarry_doc *d = NULL;
+    quarry_searcher *s = NULL;
+    OK(quarry_indexer_create(dir, strlen(dir), schema, &ix));
+    quarry_schema_free(schema);
+    OK(quarry_doc_new(&d));
+    OK(quarry_doc_add_i64(d, S("id"), 0));
+    OK(quarry_doc_add_text(d, S("body"), S("Tom & Jerry: \"<fox>\" isn't 'fox' > cat.")));
+    OK(quarry_doc_add_string(d, S("category"), S("R&D <lab>")));
+    OK(quarry_indexer_add_doc(ix, d));
+    OK(quarry_doc_clear(d));
+    OK(quarry_doc_add_i64(d, S("id"), 1));
+    OK(quarry_doc_add_text(d, S("body"), S("x")));
+    OK(quarry_doc_add_string(d, S("category"), S("New York City Hall")));
+    OK(quarry_indexer_add_doc(ix, d));
+    OK(quarry_indexer_commit(ix));
+    quarry_doc_free(d);
+    quarry_indexer_free(ix);
+    OK(quarry_searcher_open(dir, strlen(dir), &s));
+    return s;
 }
 
 int main(int argc, char **argv) {
@@ -103,6 +145,88 @@ int main(int argc, char **argv) {
     expect_excerpt(h, hit_of(h, 2), q, 9, "Nothing\xe2\x80\xa6");
     quarry_hits_free(h);
     quarry_query_free(q);
+    quarry_searcher_free(s);
+
+    ffi_path(dir, sizeof dir, argv[1], "idx2");
+    s = ffi_special_index(dir);
+    OK(quarry_searcher_search(s, all, NULL, 0, 10, &h));
+    CHECK(quarry_hits_len(h) == 2);
+    i = hit_of(h, 0);
+
+    /* Every special char of the stored text escaped, the markers not;
+     * flags 0 is the text as stored, as quarry_hits_highlight gives it. */
+    q = ffi_term("body", "fox");
+    expect_ex(h, i, q, "body", "<i>~</i>", 200, QUARRY_HIGHLIGHT_ESCAPE_HTML,
+              "Tom &amp; Jerry: &quot;&lt;<b>fox</b>&gt;&quot; isn&#39;t &#39;<b>fox</b>&#39; &gt; cat.");
+    expect_ex(h, i, q, "body", "<i>~</i>", 200, 0, "Tom & Jerry: \"<<b>fox</b>>\" isn't '<b>fox</b>' > cat.");
+    OK(quarry_hits_highlight(h, i, q, S("body"), S("<b>"), S("</b>"), 200, &p, &n));
+    CHECK(n == strlen("Tom & Jerry: \"<<b>fox</b>>\" isn't '<b>fox</b>' > cat."));
+    quarry_query_free(q);
+    /* A custom ellipsis, written as given; the limit counts stored bytes
+     * (14: "& Jerry:" after the cuts), not escaped ones. */
+    q = ffi_term("body", "jerry");
+    expect_ex(h, i, q, "body", "<i>~</i>", 14, QUARRY_HIGHLIGHT_ESCAPE_HTML, "<i>~</i>&amp; <b>Jerry</b>:<i>~</i>");
+    expect_ex(h, i, q, "body", "", 14, QUARRY_HIGHLIGHT_ESCAPE_HTML, "&amp; <b>Jerry</b>:");
+    expect_ex(h, i, q, "body", "...", 14, 0, "...& <b>Jerry</b>:...");
+    quarry_query_free(q);
+
+    /* A string field: the whole value marked when a term equals it
+     * (unanalysed), cut at the limit like a text. */
+    q = ffi_term("category", "R&D <lab>");
+    expect_ex(h, i, q, "category", "...", 200, QUARRY_HIGHLIGHT_ESCAPE_HTML, "<b>R&amp;D &lt;lab&gt;</b>");
+    expect_ex(h, i, q, "category", "...", 200, 0, "<b>R&D <lab></b>");
+    expect_ex(h, i, q, "category", "...", 4, QUARRY_HIGHLIGHT_ESCAPE_HTML, "<b>R&amp;D</b>...");
+    quarry_query_free(q);
+    q = ffi_term("category", "r&d <lab>");
+    expect_ex(h, i, q, "category", "...", 200, 0, "R&D <lab>");
+    quarry_query_free(q);
+    q = ffi_term("category", "New York City Hall");
+    expect_ex(h, hit_of(h, 1), q, "category", "...", 10, 0, "<b>New York C</b>...");
+    expect_ex(h, hit_of(h, 1), q, "category", "...", 200, 0, "<b>New York City Hall</b>");
+    /* quarry_hits_highlight takes string fields too. */
+    OK(quarry_hits_highlight(h, hit_of(h, 1), q, S("category"), S("["), S("]"), 200, &p, &n));
+    CHECK(n == 20 && memcmp(p, "[New York City Hall]", 20) == 0);
+
+    /* Errors: outputs untouched. */
+    p = NULL;
+    n = 0;
+    EXPECT(quarry_hits_highlight_ex(h, i, q, S("category"), S("<"), S(">"), S("..."), 50, 2, &p, &n),
+           QUARRY_INVALID_ARGUMENT);
+    CHECK_MSG("unknown highlight flags 0x2");
+    EXPECT(quarry_hits_highlight_ex(h, i, q, S("category"), S("<"), S(">"), S("..."), 50,
+                                    QUARRY_HIGHLIGHT_ESCAPE_HTML | 0x80000000u, &p, &n),
+           QUARRY_INVALID_ARGUMENT);
+    EXPECT(quarry_hits_highlight_ex(h, i, q, S("year"), S("<"), S(">"), S("..."), 50, 0, &p, &n), QUARRY_SCHEMA);
+    CHECK_MSG("only text and string fields");
+    EXPECT(quarry_hits_highlight_ex(h, i, q, S("price"), S("<"), S(">"), S("..."), 50, 0, &p, &n), QUARRY_SCHEMA);
+    EXPECT(quarry_hits_highlight_ex(h, i, q, S("note"), S("<"), S(">"), S("..."), 50, 0, &p, &n), QUARRY_SCHEMA);
+    CHECK_MSG("not stored");
+    EXPECT(quarry_hits_highlight_ex(h, i, q, S("title"), S("<"), S(">"), S("..."), 50, 0, &p, &n), QUARRY_NO_VALUE);
+    EXPECT(quarry_hits_highlight_ex(h, i, q, S("body"), S("<"), S(">"), S("..."), 0, 0, &p, &n),
+           QUARRY_INVALID_ARGUMENT);
+    EXPECT(quarry_hits_highlight_ex(h, 2, q, S("body"), S("<"), S(">"), S("..."), 50, 0, &p, &n),
+           QUARRY_INVALID_ARGUMENT);
+    EXPECT(quarry_hits_highlight_ex(h, i, q, S("body"), S("<"), S(">"), "\xe2\x80", 2, 50, 0, &p, &n),
+           QUARRY_INVALID_UTF8);
+    CHECK_MSG("ellipsis");
+    EXPECT(quarry_hits_highlight_ex(h, i, q, S("body"), S("<"), S(">"), NULL, 0, 50, 0, &p, &n), QUARRY_NULL_ARGUMENT);
+    CHECK_MSG("ellipsis is NULL");
+    EXPECT(quarry_hits_highlight_ex(NULL, i, q, S("body"), S("<"), S(">"), S("..."), 50, 0, &p, &n),
+           QUARRY_NULL_ARGUMENT);
+    EXPECT(quarry_hits_highlight_ex(h, i, NULL, S("body"), S("<"), S(">"), S("..."), 50, 0, &p, &n),
+           QUARRY_NULL_ARGUMENT);
+    EXPECT(quarry_hits_highlight_ex(h, i, q, NULL, 4, S("<"), S(">"), S("..."), 50, 0, &p, &n), QUARRY_NULL_ARGUMENT);
+    EXPECT(quarry_hits_highlight_ex(h, i, q, S("body"), NULL, 0, S(">"), S("..."), 50, 0, &p, &n),
+           QUARRY_NULL_ARGUMENT);
+    EXPECT(quarry_hits_highlight_ex(h, i, q, S("body"), S("<"), NULL, 0, S("..."), 50, 0, &p, &n),
+           QUARRY_NULL_ARGUMENT);
+    EXPECT(quarry_hits_highlight_ex(h, i, q, S("body"), S("<"), S(">"), S("..."), 50, 0, NULL, &n),
+           QUARRY_NULL_ARGUMENT);
+    EXPECT(quarry_hits_highlight_ex(h, i, q, S("body"), S("<"), S(">"), S("..."), 50, 0, &p, NULL),
+           QUARRY_NULL_ARGUMENT);
+    CHECK(p == NULL && n == 0);
+    quarry_query_free(q);
+    quarry_hits_free(h);
     quarry_query_free(all);
     quarry_searcher_free(s);
     return ffi_finish("highlight");

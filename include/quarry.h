@@ -242,6 +242,11 @@ typedef uint32_t quarry_search_flags;
 typedef uint32_t quarry_open_flags;
 
 /**
+ * Flags of `quarry_hits_highlight_ex` (bits, OR-ed together).
+ */
+typedef uint32_t quarry_highlight_flags;
+
+/**
  * The type of a value: one of the `QUARRY_VALUE_*` constants.
  */
 typedef uint32_t quarry_value_type;
@@ -519,6 +524,13 @@ typedef uint32_t quarry_value_type;
  * A 64-bit float.
  */
 #define QUARRY_VALUE_F64 3
+
+/**
+ * HTML-escape the stored text in the excerpt: `&`, `<`, `>`, `"` and `'`
+ * become `&amp;`, `&lt;`, `&gt;`, `&quot;` and `&#39;`. The markers and
+ * the ellipsis are written as given.
+ */
+#define QUARRY_HIGHLIGHT_ESCAPE_HTML 1
 
 #ifdef __cplusplus
 extern "C" {
@@ -1657,33 +1669,75 @@ quarry_status quarry_hits_stored_str(const quarry_hits *hits,
                                      size_t *out_len);
 
 /**
- * An excerpt of the stored text field `field` of hit `index` around the
- * region that best matches `query` (usually the query searched, but any
- * query may be given), each matched token between the `pre` and `post`
- * markers, as a pointer to UTF-8 bytes (not NUL-terminated) and their
- * length.
+ * An excerpt of the stored text or string field `field` of hit `index`
+ * around the region that best matches `query` (usually the query
+ * searched, but any query may be given), each matched token between the
+ * `pre` and `post` markers, `ellipsis` where it cuts the value, as a
+ * pointer to UTF-8 bytes (not NUL-terminated) and their length.
  *
  * The query's terms for the field are those its search uses (terms, match
- * terms, the terms of prefixes; none under a MUST_NOT clause); the stored
- * text is analysed again with the field's analyzer, so under `english`
- * "running" marks "Runs". The excerpt holds at most `max_len` bytes of the
- * stored text (markers and ellipses not counted): the window with the
- * most distinct matched terms, then the most matches, widened with
- * context to the limit, starting at a sentence or word and ending after
- * a sentence or before a space where it can, never inside a UTF-8 char.
- * Where it cuts the text it has an ellipsis, "…" (U+2026), at that end.
- * A document the query does not match gets the start of the field; a text
- * within the limit is returned whole. The text is not escaped.
+ * terms, the terms of prefixes and ranges; none under a MUST_NOT clause).
+ * A text is analysed again with the field's analyzer, so under `english`
+ * "running" marks "Runs"; a string value is one token, marked whole when
+ * it equals one of the terms (unanalysed, as it is indexed). The excerpt
+ * holds at most `max_len` bytes of the stored value (markers, ellipses
+ * and what escaping adds not counted): the window with the most distinct
+ * matched terms, then the most matches, widened with context to the
+ * limit, starting at a sentence or word and ending after a sentence or
+ * before a space where it can, never inside a UTF-8 char (a match longer
+ * than the limit is cut at it). Where it cuts the value it has
+ * `ellipsis` at that end. A document the query does not match gets the
+ * start of the value; a value within the limit is returned whole. With
+ * `QUARRY_HIGHLIGHT_ESCAPE_HTML` in `flags` the stored text is
+ * HTML-escaped; with 0 it is as stored.
  *
  * Ownership: the bytes belong to `hits` and stay valid until
  * `quarry_hits_free(hits)`; each call adds a new excerpt to it.
- * Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_INVALID_UTF8` (field name or
- * markers), `QUARRY_INVALID_ARGUMENT` (index out of range, `max_len` 0),
- * `QUARRY_SCHEMA` (no such field, not a text field, not stored, or a query
- * that does not fit the schema), `QUARRY_NO_VALUE` (this document has no
- * value for the field), the query's search errors
- * (`QUARRY_TOO_MANY_TERMS`, `QUARRY_UNSUPPORTED`, ...),
- * `QUARRY_IO`/`QUARRY_CORRUPT` (reading the stored values failed).
+ * Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_INVALID_UTF8` (field name,
+ * markers or ellipsis), `QUARRY_INVALID_ARGUMENT` (index out of range,
+ * `max_len` 0, an unknown flag bit), `QUARRY_SCHEMA` (no such field, an
+ * i64 or f64 field, not stored, or a query that does not fit the
+ * schema), `QUARRY_NO_VALUE` (this document has no value for the field),
+ * the query's search errors (`QUARRY_TOO_MANY_TERMS`,
+ * `QUARRY_UNSUPPORTED`, ...), `QUARRY_IO`/`QUARRY_CORRUPT` (reading the
+ * stored values failed).
+ *
+ * Thread safety: as the other getters, callable from several threads at
+ * once.
+ *
+ * # Safety
+ * `hits` is NULL or a live hits object; `query` is NULL or a live query
+ * not modified during the call; `field`, `pre`, `post` and `ellipsis` are
+ * NULL or valid for reading their lengths' bytes; `out_ptr`/`out_len` are
+ * NULL or valid for writing a pointer / a `size_t`.
+ */
+quarry_status quarry_hits_highlight_ex(const quarry_hits *hits,
+                                       size_t index,
+                                       const quarry_query *query,
+                                       const char *field,
+                                       size_t field_len,
+                                       const char *pre,
+                                       size_t pre_len,
+                                       const char *post,
+                                       size_t post_len,
+                                       const char *ellipsis,
+                                       size_t ellipsis_len,
+                                       size_t max_len,
+                                       quarry_highlight_flags flags,
+                                       const char **out_ptr,
+                                       size_t *out_len);
+
+/**
+ * `quarry_hits_highlight_ex` with the ellipsis "…" (U+2026) and no flags
+ * (the stored text not escaped): an excerpt of the stored text or string
+ * field `field` of hit `index` around the region that best matches
+ * `query`, each matched token between the `pre` and `post` markers, at
+ * most `max_len` bytes of the stored value (markers and ellipses not
+ * counted).
+ *
+ * Ownership: the bytes belong to `hits` and stay valid until
+ * `quarry_hits_free(hits)`; each call adds a new excerpt to it.
+ * Errors: those of `quarry_hits_highlight_ex`.
  *
  * Thread safety: as the other getters, callable from several threads at
  * once.

@@ -61,6 +61,8 @@ typedef uint32_t quarry_search_flags;
 
 typedef uint32_t quarry_open_flags;
 
+typedef uint32_t quarry_highlight_flags;
+
 typedef uint32_t quarry_value_type;
 
 #define QUARRY_OK 0
@@ -160,6 +162,8 @@ typedef uint32_t quarry_value_type;
 #define QUARRY_VALUE_I64 2
 
 #define QUARRY_VALUE_F64 3
+
+#define QUARRY_HIGHLIGHT_ESCAPE_HTML 1
 
 const char *quarry_status_str(quarry_status code);
 
@@ -416,6 +420,22 @@ quarry_status quarry_hits_stored_str(const quarry_hits *hits,
                                      size_t field_len,
                                      const char **out_ptr,
                                      size_t *out_len);
+
+quarry_status quarry_hits_highlight_ex(const quarry_hits *hits,
+                                       size_t index,
+                                       const quarry_query *query,
+                                       const char *field,
+                                       size_t field_len,
+                                       const char *pre,
+                                       size_t pre_len,
+                                       const char *post,
+                                       size_t post_len,
+                                       const char *ellipsis,
+                                       size_t ellipsis_len,
+                                       size_t max_len,
+                                       quarry_highlight_flags flags,
+                                       const char **out_ptr,
+                                       size_t *out_len);
 
 quarry_status quarry_hits_highlight(const quarry_hits *hits,
                                     size_t index,

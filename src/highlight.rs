@@ -1,15 +1,20 @@
-//! Highlighting: an excerpt of a stored text field around the region that
-//! best matches a query, its matched terms marked (Lucy's `Highlighter`).
+//! Highlighting: an excerpt of a stored text or string field around the
+//! region that best matches a query, its matched terms marked (Lucy's
+//! `Highlighter`).
 //!
 //! - **Terms**: the query is compiled against the searcher's segments, and
 //!   the terms of the field are taken from the compiled query: its term
 //!   and match terms and the terms its prefixes and dictionary ranges
 //!   expand to, but none under a `MustNot` clause. Terms that no document
-//!   holds were dropped by compilation and mark nothing.
-//! - **Matches**: the stored text is analysed again with the field's
-//!   analyzer, and every token whose (lowercased, stemmed: analysed) text
-//!   is one of the terms is a match, marked over its byte offsets in the
-//!   stored text: under `english`, a query for "running" marks "Runs".
+//!   holds were dropped by compilation and mark nothing, and so does a
+//!   range that runs over a sort column instead of the dictionary.
+//! - **Matches**: a text is analysed again with the field's analyzer, and
+//!   every token whose (lowercased, stemmed: analysed) text is one of the
+//!   terms is a match, marked over its byte offsets in the stored text:
+//!   under `english`, a query for "running" marks "Runs". A string value
+//!   is one token, unanalysed as it is indexed: the whole value (without
+//!   the whitespace at its ends, which excerpts never show) is a match
+//!   when it equals one of the terms.
 //! - **The window**: of the windows at most `max_bytes` long, the one
 //!   holding the most distinct terms, then the most matches, then the
 //!   earliest. Context around it fills the limit (about a third before,
@@ -19,17 +24,23 @@
 //!   the limit, else before a space; never inside a char. Whitespace at
 //!   either end is trimmed.
 //! - **The limit** counts bytes of the stored text: the markers and the
-//!   ellipses are not counted. A text no longer than the limit is returned
-//!   whole. A single match longer than the limit is cut at it, its post
-//!   marker closing it.
-//! - **Cuts**: when the excerpt does not start at the text's start it
+//!   ellipses are not counted, nor is what escaping adds. A value no
+//!   longer than the limit is returned whole. A single match longer than
+//!   the limit (a long string value, say) is cut at it, its post marker
+//!   closing it.
+//! - **Cuts**: when the excerpt does not start at the value's start it
 //!   begins with the ellipsis (default `…`), and when it does not end at
-//!   the text's end it ends with it.
-//! - **No match**: the excerpt is the start of the field, chosen as above.
+//!   the value's end it ends with it.
+//! - **No match**: the excerpt is the start of the value, chosen as above.
 //!   A document with no value of the field has no excerpt (`None`); with
-//!   several values, the one with the best window (the first on ties).
-//! - The text is returned as stored, not escaped: a host that renders HTML
-//!   escapes the pieces itself or chooses markers that survive its escaping.
+//!   several values (a text field may repeat), the one with the best window
+//!   (the first on ties).
+//! - **Escaping** ([`Escape`]): by default the stored text is returned as
+//!   stored. Under [`Escape::Html`] the pieces of stored text in the
+//!   excerpt are HTML-escaped (`&` `<` `>` `"` `'` as `&amp;` `&lt;`
+//!   `&gt;` `&quot;` `&#39;`), so the excerpt can go into HTML text or an
+//!   attribute value as it is; the markers and the ellipsis are the
+//!   caller's, written as given (markup such as `<b>` stays markup).
 
 use rustc_hash::FxHashMap;
 
@@ -39,6 +50,45 @@ use crate::query::plan::Node;
 use crate::query::{Occur, Query};
 use crate::schema::{FieldId, FieldType};
 use crate::searcher::Searcher;
+
+/// How the stored text in an excerpt is written.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Escape {
+    /// As stored.
+    #[default]
+    None,
+    /// HTML-escaped: `&`, `<`, `>`, `"` and `'` as `&amp;`, `&lt;`,
+    /// `&gt;`, `&quot;` and `&#39;`.
+    Html,
+}
+
+impl Escape {
+    /// Appends `text` to `out`, escaped.
+    fn push(self, out: &mut String, text: &str) {
+        match self {
+            Escape::None => out.push_str(text),
+            Escape::Html => {
+                // Every escaped char is ASCII, so `at` and `i` are char
+                // boundaries.
+                let mut at = 0;
+                for (i, b) in text.bytes().enumerate() {
+                    let entity = match b {
+                        b'&' => "&amp;",
+                        b'<' => "&lt;",
+                        b'>' => "&gt;",
+                        b'"' => "&quot;",
+                        b'\'' => "&#39;",
+                        _ => continue,
+                    };
+                    out.push_str(&text[at..i]);
+                    out.push_str(entity);
+                    at = i + 1;
+                }
+                out.push_str(&text[at..]);
+            }
+        }
+    }
+}
 
 /// How an excerpt is made.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -50,18 +100,27 @@ pub struct HighlightOptions {
     /// Written where the excerpt cuts the text, at either end.
     pub ellipsis: String,
     /// The most bytes of the stored text the excerpt holds (markers and
-    /// ellipses not counted); at least 1.
+    /// ellipses not counted, nor what escaping adds); at least 1.
     pub max_bytes: usize,
+    /// How the stored text is written (the markers and the ellipsis are
+    /// written as given).
+    pub escape: Escape,
+}
+
+impl HighlightOptions {
+    /// The default ellipsis, `…` (U+2026).
+    pub const DEFAULT_ELLIPSIS: &'static str = "\u{2026}";
 }
 
 impl Default for HighlightOptions {
-    /// `<b>`, `</b>`, `…` and 200 bytes.
+    /// `<b>`, `</b>`, `…`, 200 bytes, not escaped.
     fn default() -> Self {
         HighlightOptions {
             pre: "<b>".into(),
             post: "</b>".into(),
-            ellipsis: "\u{2026}".into(),
+            ellipsis: Self::DEFAULT_ELLIPSIS.into(),
             max_bytes: 200,
+            escape: Escape::None,
         }
     }
 }
@@ -80,8 +139,8 @@ type Quality = (usize, usize);
 
 /// The excerpt of `field` of document `doc` for `query` (see the module
 /// docs). Errors: [`Error::Schema`] when the field is not a stored text
-/// field; [`Error::InvalidArgument`] for a document out of range or a
-/// `max_bytes` of 0; the query's own compile errors.
+/// or string field; [`Error::InvalidArgument`] for a document out of
+/// range or a `max_bytes` of 0; the query's own compile errors.
 pub(crate) fn highlight(
     searcher: &Searcher,
     query: &Query,
@@ -93,9 +152,9 @@ pub(crate) fn highlight(
     let def = schema
         .get(field)
         .ok_or_else(|| Error::Schema(format!("field id {} is not in the schema", field.0)))?;
-    if def.ty != FieldType::Text {
+    if !matches!(def.ty, FieldType::Text | FieldType::String) {
         return Err(Error::Schema(format!(
-            "field {:?} is {}: only text fields can be highlighted",
+            "field {:?} is {}: only text and string fields can be highlighted",
             def.name,
             def.ty.name()
         )));
@@ -125,15 +184,23 @@ pub(crate) fn highlight(
     for (_, value) in stored.iter().filter(|(f, _)| *f == field) {
         let Some(text) = value.as_str() else { continue };
         let mut matches = Vec::new();
-        def.analyzer.tokenize(text, &mut scratch, |t| {
-            if let Some(&term) = ids.get(t.text.as_bytes()) {
-                matches.push(Match {
-                    start: t.start,
-                    end: t.end,
-                    term,
-                });
+        if def.ty == FieldType::String {
+            // One token, the whole value; marked over what excerpts show.
+            if let Some(&term) = ids.get(text.as_bytes()) {
+                let (start, end) = trim(text, 0, text.len());
+                matches.push(Match { start, end, term });
             }
-        });
+        } else {
+            def.analyzer.tokenize(text, &mut scratch, |t| {
+                if let Some(&term) = ids.get(t.text.as_bytes()) {
+                    matches.push(Match {
+                        start: t.start,
+                        end: t.end,
+                        term,
+                    });
+                }
+            });
+        }
         let (quality, lo, hi) = best_window(&matches, terms.len(), options.max_bytes);
         if best.as_ref().is_none_or(|b| quality > b.0) {
             best = Some((quality, text, matches, lo, hi));
@@ -286,7 +353,8 @@ fn trim(text: &str, start: usize, end: usize) -> (usize, usize) {
 }
 
 /// The excerpt `text[start..end]` with every match inside it marked (a
-/// match cut by the end is marked up to it) and the ellipses.
+/// match cut by the end is marked up to it) and the ellipses, the text
+/// escaped as the options say.
 fn render(
     text: &str,
     matches: &[Match],
@@ -301,13 +369,13 @@ fn render(
     let mut at = start;
     for m in matches.iter().filter(|m| m.start >= start && m.start < end) {
         let m_end = m.end.min(end);
-        out.push_str(&text[at..m.start]);
+        options.escape.push(&mut out, &text[at..m.start]);
         out.push_str(&options.pre);
-        out.push_str(&text[m.start..m_end]);
+        options.escape.push(&mut out, &text[m.start..m_end]);
         out.push_str(&options.post);
         at = m_end;
     }
-    out.push_str(&text[at..end]);
+    options.escape.push(&mut out, &text[at..end]);
     if end < text.len() {
         out.push_str(&options.ellipsis);
     }

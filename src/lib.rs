@@ -48,7 +48,7 @@ pub use collect::{Hit, SortKey, SortRule, SortSpec, compare_values};
 pub use document::{Document, Value};
 pub use error::{Error, Result};
 pub use format::stats::CorpusStats;
-pub use highlight::HighlightOptions;
+pub use highlight::{Escape, HighlightOptions};
 pub use query::parser::ParserConfig;
 pub use query::{Bound, Occur, Operator, Query};
 pub use read::ReadMode;

@@ -681,14 +681,16 @@ impl Searcher {
         seg.reader.stored(local)
     }
 
-    /// An excerpt of the stored text field `field` of document `doc`
-    /// around the region that best matches `query`, its matched terms
-    /// between `options.pre` and `options.post` (`crate::highlight` says
-    /// exactly how the region, the cuts and the ellipses are chosen).
-    /// `None` when the document has no value of the field; a document the
-    /// query does not match gets the start of the field.
+    /// An excerpt of the stored text or string field `field` of document
+    /// `doc` around the region that best matches `query`, its matched
+    /// terms between `options.pre` and `options.post`, its text escaped as
+    /// `options.escape` says (`crate::highlight` says exactly how the
+    /// region, the cuts and the ellipses are chosen). `None` when the
+    /// document has no value of the field; a document the query does not
+    /// match gets the start of the field.
     ///
-    /// Errors: [`Error::Schema`] when `field` is not a stored text field,
+    /// Errors: [`Error::Schema`] when `field` is not a stored text or
+    /// string field (i64 and f64 fields cannot be highlighted),
     /// [`Error::InvalidArgument`] for a document out of range or a
     /// `max_bytes` of 0, and the errors of compiling `query`.
     pub fn highlight(

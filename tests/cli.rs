@@ -1800,3 +1800,112 @@ fn shard_usage_errors_exit_2() {
         assert!(ok(args).contains("Usage: quarry"), "{args:?}");
     }
 }
+
+/// `--highlight` with `--highlight-escape` and `--highlight-ellipsis`, on
+/// a text and a string field.
+#[test]
+fn highlight_escaping_and_ellipsis() {
+    let tmp = tempfile::tempdir().unwrap();
+    let schema = tmp.path().join("schema.json");
+    std::fs::write(
+        &schema,
+        r#"{"fields":[{"name":"id","type":"i64","stored":true,"indexed":true},
+            {"name":"body","type":"text","stored":true},
+            {"name":"tag","type":"string","stored":true,"indexed":true}]}"#,
+    )
+    .unwrap();
+    let docs = tmp.path().join("docs.jsonl");
+    std::fs::write(
+        &docs,
+        r#"{"id":1,"body":"Tom & Jerry: \"<fox>\" isn't 'fox' > cat.","tag":"R&D <lab>"}"#,
+    )
+    .unwrap();
+    let idx = tmp.path().join("idx");
+    ok(&index_args(&idx, &schema, &docs, &[]));
+    let d = s(&idx);
+    // The excerpt column of the one hit.
+    let excerpt = |extra: &[&str]| {
+        let mut args = vec!["search", d, "--format", "tsv"];
+        args.extend_from_slice(extra);
+        let out = ok(&args);
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines.len(), 2, "{out}");
+        assert!(lines[0].ends_with("\texcerpt"), "{out}");
+        lines[1].rsplit('\t').next().unwrap().to_owned()
+    };
+    let raw = "Tom & Jerry: \"<<b>fox</b>>\" isn't '<b>fox</b>' > cat.";
+    assert_eq!(excerpt(&["fox", "--highlight", "body"]), raw);
+    assert_eq!(
+        excerpt(&["fox", "--highlight", "body", "--highlight-escape", "none"]),
+        raw
+    );
+    assert_eq!(
+        excerpt(&["fox", "--highlight", "body", "--highlight-escape", "html"]),
+        "Tom &amp; Jerry: &quot;&lt;<b>fox</b>&gt;&quot; isn&#39;t &#39;<b>fox</b>&#39; &gt; cat."
+    );
+    // The ellipsis and the markers as given; the limit in stored bytes.
+    let cut = [
+        "jerry",
+        "--highlight",
+        "body",
+        "--highlight-len",
+        "14",
+        "--highlight-ellipsis",
+        "<i>~</i>",
+    ];
+    assert_eq!(excerpt(&cut), "<i>~</i>& <b>Jerry</b>:<i>~</i>");
+    let html = [
+        &cut[..],
+        &[
+            "--highlight-escape",
+            "html",
+            "--pre",
+            "<em class=\"q\">",
+            "--post",
+            "</em>",
+        ],
+    ]
+    .concat();
+    assert_eq!(
+        excerpt(&html),
+        "<i>~</i>&amp; <em class=\"q\">Jerry</em>:<i>~</i>"
+    );
+    // A string field: one token, the whole value marked.
+    let tag = ["R&D <lab>", "--field", "tag", "--highlight", "tag"];
+    assert_eq!(excerpt(&tag), "<b>R&D <lab></b>");
+    let tag = [&tag[..], &["--highlight-escape", "html"]].concat();
+    assert_eq!(excerpt(&tag), "<b>R&amp;D &lt;lab&gt;</b>");
+    // Usage errors.
+    let err = fails(
+        &[
+            "search",
+            d,
+            "fox",
+            "--highlight",
+            "body",
+            "--highlight-escape",
+            "xml",
+        ],
+        2,
+    );
+    assert!(
+        err.contains("invalid value 'xml' for --highlight-escape: expected 'none' or 'html'"),
+        "{err}"
+    );
+    fails(
+        &[
+            "search",
+            d,
+            "fox",
+            "--highlight",
+            "body",
+            "--highlight-ellipsis",
+        ],
+        2,
+    );
+    let err = fails(&["search", d, "fox", "--highlight", "id"], 2);
+    assert!(
+        err.contains("--highlight: field 'id' is not a stored text or string field"),
+        "{err}"
+    );
+}

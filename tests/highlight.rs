@@ -14,9 +14,21 @@ struct Index {
     en: FieldId,
     secret: FieldId,
     tag: FieldId,
+    ws: FieldId,
+    n: FieldId,
 }
 
+/// Documents of (body, en); each has the tag "t".
 fn index(docs: &[(&str, &str)]) -> Index {
+    let docs: Vec<_> = docs.iter().map(|&(b, e)| (b, e, Some("t"))).collect();
+    index_tagged(&docs)
+}
+
+/// Documents of (body, en, tag): body (stored text, default analyzer),
+/// en (stored, english), secret (not stored, body's text), tag (stored,
+/// indexed string), ws (stored, whitespace analyzer, body's text), n
+/// (stored i64).
+fn index_tagged(docs: &[(&str, &str, Option<&str>)]) -> Index {
     let dir = tempfile::tempdir().unwrap();
     let mut schema = Schema::new();
     let stored = FieldFlags {
@@ -40,13 +52,19 @@ fn index(docs: &[(&str, &str)]) -> Index {
             },
         )
         .unwrap();
+    let ws = schema.add_field("ws", FieldType::Text, stored).unwrap();
+    schema.set_analyzer(ws, Analyzer::Whitespace).unwrap();
+    let n = schema.add_field("n", FieldType::I64, stored).unwrap();
     let mut w = IndexWriter::create(dir.path(), &schema, WriterConfig::default()).unwrap();
-    for (b, e) in docs {
+    for &(b, e, tag_value) in docs {
         let mut d = Document::new();
         if !b.is_empty() {
-            d.add_str(body, b);
+            d.add_str(body, b).add_str(ws, b);
         }
-        d.add_str(en, e).add_str(secret, b).add_str(tag, "t");
+        d.add_str(en, e).add_str(secret, b).add_i64(n, 7);
+        if let Some(t) = tag_value {
+            d.add_str(tag, t);
+        }
         w.add_document(&d).unwrap();
     }
     w.commit().unwrap();
@@ -58,6 +76,8 @@ fn index(docs: &[(&str, &str)]) -> Index {
         en,
         secret,
         tag,
+        ws,
+        n,
     }
 }
 
@@ -67,6 +87,7 @@ fn opts(max_bytes: usize) -> HighlightOptions {
         post: "]".into(),
         ellipsis: "...".into(),
         max_bytes,
+        escape: Escape::None,
     }
 }
 
@@ -213,9 +234,10 @@ fn a_field_that_cannot_be_highlighted_is_a_clear_error() {
         matches!(&e, Error::Schema(m) if m.contains("\"secret\" is not stored")),
         "{e}"
     );
-    let e = err(ix.tag, &opts(10));
+    let e = err(ix.n, &opts(10));
     assert!(
-        matches!(&e, Error::Schema(m) if m.contains("only text fields")),
+        matches!(&e, Error::Schema(m)
+            if m == "field \"n\" is i64: only text and string fields can be highlighted"),
         "{e}"
     );
     let e = err(ix.body, &opts(0));
@@ -303,6 +325,162 @@ fn the_cli_prints_excerpts_in_text_and_tsv() {
     );
     // A field that is not a stored text field is refused up front.
     let (ok, _, err) = run(&["search", idx_s, "x", "--field", "n", "--highlight", "n"]);
-    assert!(!ok && err.contains("not a stored text field"), "{err}");
+    assert!(
+        !ok && err.contains("not a stored text or string field"),
+        "{err}"
+    );
     let _ = Path::new(idx_s);
+}
+
+fn html(pre: &str, post: &str, ellipsis: &str, max_bytes: usize) -> HighlightOptions {
+    HighlightOptions {
+        pre: pre.into(),
+        post: post.into(),
+        ellipsis: ellipsis.into(),
+        max_bytes,
+        escape: Escape::Html,
+    }
+}
+
+fn excerpt(ix: &Index, q: &Query, doc: u64, field: FieldId, o: &HighlightOptions) -> String {
+    ix.s.highlight(q, doc, field, o).unwrap().unwrap()
+}
+
+#[test]
+fn html_escaping_covers_the_stored_text_and_leaves_markers_and_ellipses_alone() {
+    let text = "Tom & Jerry: \"<fox>\" isn't 'fox' > cat.";
+    let ix = index(&[(text, "x")]);
+    // Every special char in the context around the matches.
+    let q = Query::term(ix.body, "fox");
+    let o = html("<b>", "</b>", "<i>\u{2026}</i>", 200);
+    assert_eq!(
+        excerpt(&ix, &q, 0, ix.body, &o),
+        "Tom &amp; Jerry: &quot;&lt;<b>fox</b>&gt;&quot; isn&#39;t &#39;<b>fox</b>&#39; &gt; cat."
+    );
+    // Every special char inside matches (the whitespace analyzer keeps
+    // them in its tokens).
+    let q = Query::Boolean(
+        ["&", "\"<fox>\"", "isn't", ">"]
+            .iter()
+            .map(|t| (Occur::Should, Query::term(ix.ws, t)))
+            .collect(),
+    );
+    assert_eq!(
+        excerpt(&ix, &q, 0, ix.ws, &o),
+        "Tom <b>&amp;</b> Jerry: <b>&quot;&lt;fox&gt;&quot;</b> <b>isn&#39;t</b> &#39;fox&#39; \
+         <b>&gt;</b> cat."
+    );
+    // The markers and the ellipsis are written as given, specials and all.
+    let o = html("<mark class=\"m\">", "</mark>", "<i>\u{2026}</i>", 14);
+    let q = Query::term(ix.body, "jerry");
+    assert_eq!(
+        excerpt(&ix, &q, 0, ix.body, &o),
+        "<i>\u{2026}</i>&amp; <mark class=\"m\">Jerry</mark>:<i>\u{2026}</i>"
+    );
+    // Escape::None (the default) leaves the text as stored.
+    assert_eq!(HighlightOptions::default().escape, Escape::None);
+    let q = Query::term(ix.body, "fox");
+    assert_eq!(
+        hl(&ix, &q, 0, ix.body, 200),
+        "Tom & Jerry: \"<[fox]>\" isn't '[fox]' > cat."
+    );
+}
+
+#[test]
+fn the_limit_counts_stored_bytes_not_escaped_ones() {
+    let text = "<&> fox \"'\"";
+    assert_eq!(text.len(), 11);
+    let ix = index(&[(text, "x")]);
+    let q = Query::term(ix.body, "fox");
+    // 11 bytes of stored text fit 11, however long their escapes are.
+    assert_eq!(
+        excerpt(&ix, &q, 0, ix.body, &html("[", "]", "...", 11)),
+        "&lt;&amp;&gt; [fox] &quot;&#39;&quot;"
+    );
+    // One byte less cuts the text, at the word before the match.
+    assert_eq!(
+        excerpt(&ix, &q, 0, ix.body, &html("[", "]", "...", 10)),
+        "...[fox] &quot;&#39;&quot;"
+    );
+    // At every limit the escaped excerpt is the plain one escaped: the
+    // same cuts.
+    let text = "A&B <fox> said \"it's\" & ran; x<y>z 'fox' & \"more\" > less, fox&co.";
+    let ix = index(&[(text, "x")]);
+    let q = Query::term(ix.body, "fox");
+    let escape = |s: &str| {
+        s.replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+            .replace('"', "&quot;")
+            .replace('\'', "&#39;")
+    };
+    for max in 1..text.len() + 2 {
+        let plain = hl(&ix, &q, 0, ix.body, max);
+        unmark(&plain, text, max);
+        let escaped = excerpt(&ix, &q, 0, ix.body, &html("[", "]", "...", max));
+        assert_eq!(escaped, escape(&plain), "{max}");
+    }
+}
+
+#[test]
+fn a_string_value_is_one_token_marked_whole_when_a_term_equals_it() {
+    let ix = index_tagged(&[
+        ("b", "x", Some("green")),
+        ("b", "x", Some("New York City Hall")),
+        ("b", "x", Some("Ünïcode Straße")),
+        ("b", "x", Some("<R&D> \"Bob's\"")),
+        ("b", "x", None),
+    ]);
+    let t = |v: &str| Query::term(ix.tag, v);
+    assert_eq!(hl(&ix, &t("green"), 0, ix.tag, 200), "[green]");
+    // Unanalysed: another case is another term, so no match, and the
+    // value comes unmarked (its start, under the limit).
+    assert_eq!(hl(&ix, &t("Green"), 0, ix.tag, 200), "green");
+    let hall = t("New York City Hall");
+    assert_eq!(hl(&ix, &hall, 1, ix.tag, 200), "[New York City Hall]");
+    assert_eq!(
+        hl(&ix, &t("new york"), 1, ix.tag, 200),
+        "New York City Hall"
+    );
+    // Prefix and range expansions mark what they expand to; MUST_NOT
+    // terms and other fields' terms do not.
+    assert_eq!(
+        hl(&ix, &Query::prefix(ix.tag, "gr"), 0, ix.tag, 200),
+        "[green]"
+    );
+    let range = Query::Range {
+        field: ix.tag,
+        lower: Bound::Included(Value::Str("a".into())),
+        upper: Bound::Excluded(Value::Str("h".into())),
+    };
+    assert_eq!(hl(&ix, &range, 0, ix.tag, 200), "[green]");
+    let q = Query::Boolean(vec![
+        (Occur::Must, Query::All),
+        (Occur::MustNot, t("green")),
+        (Occur::Should, Query::term(ix.body, "green")),
+    ]);
+    assert_eq!(hl(&ix, &q, 0, ix.tag, 200), "green");
+    // A match longer than the limit is cut at it, never inside a char,
+    // with the ellipsis; without a match the cut is before a space.
+    assert_eq!(hl(&ix, &hall, 1, ix.tag, 10), "[New York C]...");
+    assert_eq!(hl(&ix, &t("nope"), 1, ix.tag, 10), "New York...");
+    let uni = t("Ünïcode Straße");
+    assert_eq!(hl(&ix, &uni, 2, ix.tag, 17), "[Ünïcode Straße]");
+    assert_eq!(hl(&ix, &uni, 2, ix.tag, 16), "[Ünïcode Straß]...");
+    assert_eq!(hl(&ix, &uni, 2, ix.tag, 15), "[Ünïcode Stra]...");
+    // Escaped like a text.
+    let q = t("<R&D> \"Bob's\"");
+    assert_eq!(
+        excerpt(&ix, &q, 3, ix.tag, &html("<b>", "</b>", "\u{2026}", 200)),
+        "<b>&lt;R&amp;D&gt; &quot;Bob&#39;s&quot;</b>"
+    );
+    assert_eq!(
+        excerpt(&ix, &q, 3, ix.tag, &html("<b>", "</b>", "\u{2026}", 6)),
+        "<b>&lt;R&amp;D&gt;</b>\u{2026}"
+    );
+    // No value: no excerpt.
+    assert_eq!(
+        ix.s.highlight(&t("green"), 4, ix.tag, &opts(10)).unwrap(),
+        None
+    );
 }

@@ -119,6 +119,7 @@ fn capi_uses_only_the_public_api() {
         "Analyzer",
         "Token",
         "HighlightOptions",
+        "Escape",
         "SortKey",
         "SortRule",
         "SortSpec",

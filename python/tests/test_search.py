@@ -16,6 +16,7 @@ from common import (
     TempDirCase,
     build_big,
     build_corpus,
+    build_index,
     ids,
     signature,
 )
@@ -269,16 +270,51 @@ class Highlighting(CorpusCase):
                 len(ex.replace("<b>", "").replace("</b>", "").replace("\u2026", "").encode()), 12
             )
 
+    def test_escaping_and_the_ellipsis(self) -> None:
+        with self.s.search(Query.term("body", "dog")) as hits:
+            # The ellipsis as given; the limit counts stored bytes.
+            self.assertEqual(
+                hits[0].highlight("body", pre="<em>", post="</em>", ellipsis=" [...] ", max_len=12),
+                " [...] the lazy <em>dog</em>",
+            )
+        path = self.path("specials")
+        with quarry.Schema().add_field("body", "text", stored=True) as schema:
+            build_index(path, schema, [{"body": "Tom & Jerry: \"<fox>\" isn't 'fox' > cat."}])
+        with quarry.Searcher(path) as s, s.search(Query.term("body", "fox")) as hits:
+            hit = hits[0]
+            self.assertEqual(hit.highlight("body"), "Tom & Jerry: \"<<b>fox</b>>\" isn't '<b>fox</b>' > cat.")
+            self.assertEqual(hit.highlight("body", escape="none"), hit.highlight("body"))
+            want = "Tom &amp; Jerry: &quot;&lt;<b>fox</b>&gt;&quot; isn&#39;t &#39;<b>fox</b>&#39; &gt; cat."
+            self.assertEqual(hit.highlight("body", escape="html"), want)
+            self.assertEqual(hit.highlight("body", escape=quarry.Escape.HTML), want)
+            # The markers and the ellipsis are not escaped.
+            jerry = Query.term("body", "jerry")
+            self.assertEqual(
+                hit.highlight("body", jerry, ellipsis="<i>~</i>", escape="html", max_len=14),
+                "<i>~</i>&amp; <b>Jerry</b>:<i>~</i>",
+            )
+
+    def test_string_fields_are_one_token(self) -> None:
+        with self.s.search(Query.term("cat", "leisure")) as hits:
+            self.assertEqual(sorted(h["id"] for h in hits), [3, 7])
+            self.assertEqual(hits[0].highlight("cat"), "<b>leisure</b>")
+            self.assertEqual(hits[0].highlight("cat", Query.term("cat", "Leisure")), "leisure")
+            self.assertEqual(hits[0].highlight("cat", max_len=4), "<b>leis</b>\u2026")
+
     def test_highlight_errors(self) -> None:
         with self.s.search(Query.term("id", 7)) as hits:
             with self.assertRaises(quarry.SchemaError):
-                hits[0].highlight("cat")  # not a text field
+                hits[0].highlight("year")  # an i64 field
             with self.assertRaises(quarry.SchemaError):
                 hits[0].highlight("note")  # not stored
             with self.assertRaises(quarry.InvalidArgumentError):
                 hits[0].highlight("body", max_len=0)
             with self.assertRaises(quarry.InvalidUtf8Error):
                 hits[0].highlight("body", pre="\udc80")
+            with self.assertRaises(quarry.InvalidUtf8Error):
+                hits[0].highlight("body", ellipsis="\udc80")
+            with self.assertRaises(quarry.InvalidArgumentError):
+                hits[0].highlight("body", escape="xml")
 
 
 class ThreadsAndPaths(TempDirCase):

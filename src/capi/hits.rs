@@ -11,7 +11,8 @@ use super::{
     into_handle, str_arg, write_bytes_out, write_out,
 };
 use crate::{
-    FieldId, FieldType, HighlightOptions, Hit, Hits, Searcher, SortKey, SortSpec, Value, merge_hits,
+    Escape, FieldId, FieldType, HighlightOptions, Hit, Hits, Searcher, SortKey, SortSpec, Value,
+    merge_hits,
 };
 
 /// The hits of one search: the requested page in order, the total number
@@ -372,33 +373,148 @@ pub unsafe extern "C" fn quarry_hits_stored_str(
     })
 }
 
-/// An excerpt of the stored text field `field` of hit `index` around the
-/// region that best matches `query` (usually the query searched, but any
-/// query may be given), each matched token between the `pre` and `post`
-/// markers, as a pointer to UTF-8 bytes (not NUL-terminated) and their
-/// length.
+/// Flags of `quarry_hits_highlight_ex` (bits, OR-ed together).
+pub type quarry_highlight_flags = u32;
+/// HTML-escape the stored text in the excerpt: `&`, `<`, `>`, `"` and `'`
+/// become `&amp;`, `&lt;`, `&gt;`, `&quot;` and `&#39;`. The markers and
+/// the ellipsis are written as given.
+pub const QUARRY_HIGHLIGHT_ESCAPE_HTML: quarry_highlight_flags = 1;
+
+/// An excerpt of the stored text or string field `field` of hit `index`
+/// around the region that best matches `query` (usually the query
+/// searched, but any query may be given), each matched token between the
+/// `pre` and `post` markers, `ellipsis` where it cuts the value, as a
+/// pointer to UTF-8 bytes (not NUL-terminated) and their length.
 ///
 /// The query's terms for the field are those its search uses (terms, match
-/// terms, the terms of prefixes; none under a MUST_NOT clause); the stored
-/// text is analysed again with the field's analyzer, so under `english`
-/// "running" marks "Runs". The excerpt holds at most `max_len` bytes of the
-/// stored text (markers and ellipses not counted): the window with the
-/// most distinct matched terms, then the most matches, widened with
-/// context to the limit, starting at a sentence or word and ending after
-/// a sentence or before a space where it can, never inside a UTF-8 char.
-/// Where it cuts the text it has an ellipsis, "…" (U+2026), at that end.
-/// A document the query does not match gets the start of the field; a text
-/// within the limit is returned whole. The text is not escaped.
+/// terms, the terms of prefixes and ranges; none under a MUST_NOT clause).
+/// A text is analysed again with the field's analyzer, so under `english`
+/// "running" marks "Runs"; a string value is one token, marked whole when
+/// it equals one of the terms (unanalysed, as it is indexed). The excerpt
+/// holds at most `max_len` bytes of the stored value (markers, ellipses
+/// and what escaping adds not counted): the window with the most distinct
+/// matched terms, then the most matches, widened with context to the
+/// limit, starting at a sentence or word and ending after a sentence or
+/// before a space where it can, never inside a UTF-8 char (a match longer
+/// than the limit is cut at it). Where it cuts the value it has
+/// `ellipsis` at that end. A document the query does not match gets the
+/// start of the value; a value within the limit is returned whole. With
+/// `QUARRY_HIGHLIGHT_ESCAPE_HTML` in `flags` the stored text is
+/// HTML-escaped; with 0 it is as stored.
 ///
 /// Ownership: the bytes belong to `hits` and stay valid until
 /// `quarry_hits_free(hits)`; each call adds a new excerpt to it.
-/// Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_INVALID_UTF8` (field name or
-/// markers), `QUARRY_INVALID_ARGUMENT` (index out of range, `max_len` 0),
-/// `QUARRY_SCHEMA` (no such field, not a text field, not stored, or a query
-/// that does not fit the schema), `QUARRY_NO_VALUE` (this document has no
-/// value for the field), the query's search errors
-/// (`QUARRY_TOO_MANY_TERMS`, `QUARRY_UNSUPPORTED`, ...),
-/// `QUARRY_IO`/`QUARRY_CORRUPT` (reading the stored values failed).
+/// Errors: `QUARRY_NULL_ARGUMENT`, `QUARRY_INVALID_UTF8` (field name,
+/// markers or ellipsis), `QUARRY_INVALID_ARGUMENT` (index out of range,
+/// `max_len` 0, an unknown flag bit), `QUARRY_SCHEMA` (no such field, an
+/// i64 or f64 field, not stored, or a query that does not fit the
+/// schema), `QUARRY_NO_VALUE` (this document has no value for the field),
+/// the query's search errors (`QUARRY_TOO_MANY_TERMS`,
+/// `QUARRY_UNSUPPORTED`, ...), `QUARRY_IO`/`QUARRY_CORRUPT` (reading the
+/// stored values failed).
+///
+/// Thread safety: as the other getters, callable from several threads at
+/// once.
+///
+/// # Safety
+/// `hits` is NULL or a live hits object; `query` is NULL or a live query
+/// not modified during the call; `field`, `pre`, `post` and `ellipsis` are
+/// NULL or valid for reading their lengths' bytes; `out_ptr`/`out_len` are
+/// NULL or valid for writing a pointer / a `size_t`.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn quarry_hits_highlight_ex(
+    hits: *const quarry_hits,
+    index: usize,
+    query: *const quarry_query,
+    field: *const c_char,
+    field_len: usize,
+    pre: *const c_char,
+    pre_len: usize,
+    post: *const c_char,
+    post_len: usize,
+    ellipsis: *const c_char,
+    ellipsis_len: usize,
+    max_len: usize,
+    flags: quarry_highlight_flags,
+    out_ptr: *mut *const c_char,
+    out_len: *mut usize,
+) -> quarry_status {
+    guard(|| {
+        // SAFETY: the caller guarantees a live hits object; only shared access is used.
+        let hits = unsafe { handle_ref(hits, "hits") }?;
+        // SAFETY: the caller guarantees a live query, unmodified during the call.
+        let query = unsafe { handle_ref(query, "query") }?;
+        // SAFETY: the caller guarantees `field` is readable for `field_len` bytes.
+        let name = unsafe { str_arg(field, field_len, "field") }?;
+        // SAFETY: the caller guarantees `pre` is readable for `pre_len` bytes.
+        let pre = unsafe { str_arg(pre, pre_len, "pre") }?;
+        // SAFETY: the caller guarantees `post` is readable for `post_len` bytes.
+        let post = unsafe { str_arg(post, post_len, "post") }?;
+        // SAFETY: the caller guarantees `ellipsis` is readable for `ellipsis_len` bytes.
+        let ellipsis = unsafe { str_arg(ellipsis, ellipsis_len, "ellipsis") }?;
+        let escape = escape_of(flags)?;
+        check_out(out_ptr, "out_ptr")?;
+        check_out(out_len, "out_len")?;
+        let doc = hits.hit(index)?.doc;
+        let searcher = hits.searcher_of(index);
+        let schema = searcher.schema();
+        let id = schema.field(name).ok_or_else(|| {
+            Failure::new(QUARRY_SCHEMA, format!("the schema has no field {name:?}"))
+        })?;
+        let q = query.resolve(schema)?;
+        let options = HighlightOptions {
+            pre: pre.to_owned(),
+            post: post.to_owned(),
+            ellipsis: ellipsis.to_owned(),
+            max_bytes: max_len,
+            escape,
+        };
+        let excerpt = searcher
+            .highlight(&q, doc, id, &options)?
+            .ok_or_else(|| {
+                Failure::new(
+                    QUARRY_NO_VALUE,
+                    format!("document {doc} has no value for field {name:?}"),
+                )
+            })?
+            .into_boxed_str();
+        let mut kept = hits.excerpts.lock().unwrap_or_else(|e| e.into_inner());
+        kept.push(excerpt);
+        let bytes = kept.last().expect("just pushed").as_bytes();
+        // SAFETY: both were checked non-NULL; the caller guarantees they are
+        // writable. The bytes are the boxed excerpt's, now kept in `hits`
+        // (never dropped or moved before `quarry_hits_free`).
+        unsafe { write_bytes_out(out_ptr, out_len, bytes) };
+        Ok(())
+    })
+}
+
+/// The escaping `flags` ask for; `QUARRY_INVALID_ARGUMENT` for an unknown
+/// flag bit.
+fn escape_of(flags: quarry_highlight_flags) -> CResult<Escape> {
+    if flags & !QUARRY_HIGHLIGHT_ESCAPE_HTML != 0 {
+        return Err(Failure::invalid(format!(
+            "unknown highlight flags {flags:#x}"
+        )));
+    }
+    Ok(if flags & QUARRY_HIGHLIGHT_ESCAPE_HTML != 0 {
+        Escape::Html
+    } else {
+        Escape::None
+    })
+}
+
+/// `quarry_hits_highlight_ex` with the ellipsis "…" (U+2026) and no flags
+/// (the stored text not escaped): an excerpt of the stored text or string
+/// field `field` of hit `index` around the region that best matches
+/// `query`, each matched token between the `pre` and `post` markers, at
+/// most `max_len` bytes of the stored value (markers and ellipses not
+/// counted).
+///
+/// Ownership: the bytes belong to `hits` and stay valid until
+/// `quarry_hits_free(hits)`; each call adds a new excerpt to it.
+/// Errors: those of `quarry_hits_highlight_ex`.
 ///
 /// Thread safety: as the other getters, callable from several threads at
 /// once.
@@ -424,50 +540,29 @@ pub unsafe extern "C" fn quarry_hits_highlight(
     out_ptr: *mut *const c_char,
     out_len: *mut usize,
 ) -> quarry_status {
-    guard(|| {
-        // SAFETY: the caller guarantees a live hits object; only shared access is used.
-        let hits = unsafe { handle_ref(hits, "hits") }?;
-        // SAFETY: the caller guarantees a live query, unmodified during the call.
-        let query = unsafe { handle_ref(query, "query") }?;
-        // SAFETY: the caller guarantees `field` is readable for `field_len` bytes.
-        let name = unsafe { str_arg(field, field_len, "field") }?;
-        // SAFETY: the caller guarantees `pre` is readable for `pre_len` bytes.
-        let pre = unsafe { str_arg(pre, pre_len, "pre") }?;
-        // SAFETY: the caller guarantees `post` is readable for `post_len` bytes.
-        let post = unsafe { str_arg(post, post_len, "post") }?;
-        check_out(out_ptr, "out_ptr")?;
-        check_out(out_len, "out_len")?;
-        let doc = hits.hit(index)?.doc;
-        let searcher = hits.searcher_of(index);
-        let schema = searcher.schema();
-        let id = schema.field(name).ok_or_else(|| {
-            Failure::new(QUARRY_SCHEMA, format!("the schema has no field {name:?}"))
-        })?;
-        let q = query.resolve(schema)?;
-        let options = HighlightOptions {
-            pre: pre.to_owned(),
-            post: post.to_owned(),
-            max_bytes: max_len,
-            ..HighlightOptions::default()
-        };
-        let excerpt = searcher
-            .highlight(&q, doc, id, &options)?
-            .ok_or_else(|| {
-                Failure::new(
-                    QUARRY_NO_VALUE,
-                    format!("document {doc} has no value for field {name:?}"),
-                )
-            })?
-            .into_boxed_str();
-        let mut kept = hits.excerpts.lock().unwrap_or_else(|e| e.into_inner());
-        kept.push(excerpt);
-        let bytes = kept.last().expect("just pushed").as_bytes();
-        // SAFETY: both were checked non-NULL; the caller guarantees they are
-        // writable. The bytes are the boxed excerpt's, now kept in `hits`
-        // (never dropped or moved before `quarry_hits_free`).
-        unsafe { write_bytes_out(out_ptr, out_len, bytes) };
-        Ok(())
-    })
+    let ellipsis = HighlightOptions::DEFAULT_ELLIPSIS;
+    // SAFETY: the caller's guarantees are `quarry_hits_highlight_ex`'s for
+    // every argument passed on; `ellipsis` is a static string, readable for
+    // its length.
+    unsafe {
+        quarry_hits_highlight_ex(
+            hits,
+            index,
+            query,
+            field,
+            field_len,
+            pre,
+            pre_len,
+            post,
+            post_len,
+            ellipsis.as_ptr().cast(),
+            ellipsis.len(),
+            max_len,
+            0,
+            out_ptr,
+            out_len,
+        )
+    }
 }
 
 /// The stored value of the i64 field `field` of hit `index`.

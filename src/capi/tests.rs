@@ -161,6 +161,7 @@ fn status_codes_are_frozen_and_in_the_header() {
                 && !k.starts_with("QUARRY_SWITCH_")
                 && !k.starts_with("QUARRY_TOTAL_")
                 && !k.starts_with("QUARRY_VALUE_")
+                && !k.starts_with("QUARRY_HIGHLIGHT_")
                 && k != "QUARRY_MAX_QUERY_DEPTH"
                 && k != "QUARRY_H"
         })
@@ -172,14 +173,20 @@ fn status_codes_are_frozen_and_in_the_header() {
     );
 }
 
-/// The fast paths, switches and counting constants are ABI too, and the
-/// counting constants are the Rust API's thresholds, as the depth limit is
-/// the Rust API's.
+/// The fast paths, switches, highlight flags and counting constants are
+/// ABI too, and the counting constants are the Rust API's thresholds, as
+/// the depth limit is the Rust API's.
 #[test]
 fn path_switch_and_total_constants_are_frozen() {
+    use super::hits::QUARRY_HIGHLIGHT_ESCAPE_HTML;
     use super::searcher::*;
     use crate::TotalMode;
     for (name, rust, value) in [
+        (
+            "QUARRY_HIGHLIGHT_ESCAPE_HTML",
+            QUARRY_HIGHLIGHT_ESCAPE_HTML,
+            1,
+        ),
         ("QUARRY_PATH_TERM_TOPK", QUARRY_PATH_TERM_TOPK, 1),
         ("QUARRY_PATH_BLOCK_MAX_OR", QUARRY_PATH_BLOCK_MAX_OR, 2),
         ("QUARRY_PATH_BULK_AND", QUARRY_PATH_BULK_AND, 3),

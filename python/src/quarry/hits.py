@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 from ctypes import byref, c_double, c_float, c_int64, c_size_t, c_uint32, c_uint64, c_void_p
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union, overload
 
@@ -10,7 +11,7 @@ from ._handle import Handle, use_all
 from .errors import Error, Status
 from .query import Query
 
-__all__ = ["Hit", "Hits", "Value", "merge_hits"]
+__all__ = ["Escape", "Hit", "Hits", "Value", "merge_hits"]
 
 #: A stored or sort value: ``str`` (text and string fields), ``int`` (i64
 #: fields, document numbers), ``float`` (f64 fields, scores), or ``None``.
@@ -18,6 +19,18 @@ Value = Union[str, int, float, None]
 
 _VALUE_NONE, _VALUE_STR, _VALUE_I64, _VALUE_F64 = 0, 1, 2, 3
 _NOTHING: Any = object()
+
+
+class Escape(enum.IntEnum):
+    """How :meth:`Hit.highlight` writes the stored text (the values are
+    the flags of ``quarry_hits_highlight_ex``)."""
+
+    #: As stored (the default).
+    NONE = 0
+    #: HTML-escaped: ``&`` ``<`` ``>`` ``"`` ``'`` as ``&amp;`` ``&lt;``
+    #: ``&gt;`` ``&quot;`` ``&#39;``; the markers and the ellipsis are
+    #: written as given.
+    HTML = 1
 
 
 class Hit:
@@ -107,21 +120,28 @@ class Hit:
         *,
         pre: str = "<b>",
         post: str = "</b>",
+        ellipsis: str = "\u2026",
+        escape: Union[Escape, str] = Escape.NONE,
         max_len: int = 200,
     ) -> str:
-        """An excerpt of the stored text ``field`` around the region that
-        best matches ``query`` (default: the query searched), each matched
-        token between ``pre`` and ``post``: at most ``max_len`` bytes of
-        the stored text (markers and ellipses not counted), cut at
-        sentence or word boundaries, "…" where it is cut. A document the
-        query does not match gets the field's start. Not escaped.
+        """An excerpt of the stored text or string ``field`` around the
+        region that best matches ``query`` (default: the query searched),
+        each matched token between ``pre`` and ``post`` (a string value is
+        one token, marked when a query term equals it): at most
+        ``max_len`` bytes of the stored value (markers, ellipses and what
+        escaping adds not counted), cut at sentence or word boundaries,
+        ``ellipsis`` where it is cut. A document the query does not match
+        gets the value's start. ``escape`` (an :class:`Escape` or its name,
+        ``"none"`` or ``"html"``) says how the stored text is written; the
+        markers and the ellipsis are written as given.
 
         Raises:
             NoValueError: the document has no value for ``field``.
-            SchemaError: ``field`` is not a stored text field.
-            InvalidArgumentError: ``max_len`` is 0.
+            SchemaError: ``field`` is not a stored text or string field.
+            InvalidArgumentError: ``max_len`` is 0, or ``escape`` is not
+                an :class:`Escape`.
         """
-        return self._hits._highlight(self.index, field, query, pre, post, max_len)
+        return self._hits._highlight(self.index, field, query, pre, post, ellipsis, escape, max_len)
 
     def __repr__(self) -> str:
         extra = f", sort_values={self.sort_values!r}" if self.sort_values else ""
@@ -222,18 +242,28 @@ class Hits(Handle, Sequence[Hit]):
         raise schema_error
 
     def _highlight(
-        self, index: int, field: str, query: Optional[Query], pre: str, post: str, max_len: int
+        self,
+        index: int,
+        field: str,
+        query: Optional[Query],
+        pre: str,
+        post: str,
+        ellipsis: str,
+        escape: Union[Escape, str],
+        max_len: int,
     ) -> str:
         q = self.query if query is None else query
         if not isinstance(q, Query):
             raise TypeError(f"query must be a quarry.Query, not {type(q).__name__}")
         name = _args.text(field, "field name")
         pre_b, post_b = _args.text(pre, "pre marker"), _args.text(post, "post marker")
+        ellipsis_b = _args.text(ellipsis, "ellipsis")
+        flags = int(_args.choice(escape, Escape, "escape"))
         limit = _args.size(max_len, "max_len")
         ptr, length = c_void_p(), c_size_t()
         with self._use() as p, q._use() as qp:
             _ffi.call(
-                "quarry_hits_highlight",
+                "quarry_hits_highlight_ex",
                 p,
                 index,
                 qp,
@@ -243,7 +273,10 @@ class Hits(Handle, Sequence[Hit]):
                 len(pre_b),
                 post_b,
                 len(post_b),
+                ellipsis_b,
+                len(ellipsis_b),
                 limit,
+                flags,
                 byref(ptr),
                 byref(length),
             )

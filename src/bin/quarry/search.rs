@@ -7,8 +7,9 @@ use std::io::Write as _;
 use std::path::Path;
 
 use quarry::{
-    ExecMode, FieldId, FieldType, HighlightOptions, Hit, Hits, Operator, ParserConfig, Query,
-    Schema, SearchOptions, SearchRequest, Searcher, SortKey, SortSpec, Switch, TotalMode, Value,
+    Escape, ExecMode, FieldId, FieldType, HighlightOptions, Hit, Hits, Operator, ParserConfig,
+    Query, Schema, SearchOptions, SearchRequest, Searcher, SortKey, SortSpec, Switch, TotalMode,
+    Value,
 };
 
 use crate::cli::{self, CliError, Cmd};
@@ -92,15 +93,25 @@ Options:
                       [default: $QUARRY_TERM_TOPK, $QUARRY_BLOCK_MAX_OR,
                       $QUARRY_BULK_AND, else auto]
   --format FMT        text, tsv or json [default: text]
-  --highlight FIELD   print each hit's excerpt of the stored text field
-                      FIELD around its best match for the query, matched
-                      tokens between --pre and --post, at most
-                      --highlight-len bytes of the text, '…' where it is
-                      cut (no match: the field's start; no value: empty)
+  --highlight FIELD   print each hit's excerpt of the stored text or
+                      string field FIELD around its best match for the
+                      query, matched tokens between --pre and --post (a
+                      string value is one token, marked when a query term
+                      equals it), at most --highlight-len bytes of the
+                      value, --highlight-ellipsis where it is cut (no
+                      match: the value's start; no value: empty)
   --pre STR, --post STR
                       the excerpt's markers [default: <b> and </b>]
   --highlight-len N   the excerpt's length limit in bytes of the stored
-                      text [default: 200]
+                      value, not counting markers, ellipses or escapes
+                      [default: 200]
+  --highlight-ellipsis STR
+                      written where the excerpt cuts the value [default: …]
+  --highlight-escape none|html
+                      html: the stored text in the excerpt is HTML-escaped
+                      (& < > \" ' as &amp; &lt; &gt; &quot; &#39;), the
+                      markers and the ellipsis are printed as given
+                      [default: none, the text as stored]
   -h, --help          show this help
 
 Output formats:
@@ -674,6 +685,17 @@ fn parse(p: &mut lexopt::Parser) -> Result<Option<Args>, CliError> {
             Long("highlight") => a.highlight = Some(cli::string_value(p, "--highlight")?),
             Long("pre") => a.highlight_options.pre = cli::string_value(p, "--pre")?,
             Long("post") => a.highlight_options.post = cli::string_value(p, "--post")?,
+            Long("highlight-ellipsis") => {
+                a.highlight_options.ellipsis = cli::string_value(p, "--highlight-ellipsis")?
+            }
+            Long("highlight-escape") => {
+                a.highlight_options.escape =
+                    cli::choice_value(p, "--highlight-escape", "'none' or 'html'", |s| match s {
+                        "none" => Some(Escape::None),
+                        "html" => Some(Escape::Html),
+                        _ => None,
+                    })?
+            }
             Long("highlight-len") => {
                 a.highlight_options.max_bytes =
                     cli::parsed_value(p, "--highlight-len", "a positive integer")?;
@@ -898,10 +920,10 @@ fn run_args(a: &Args) -> Result<(), CliError> {
         Some(name) => {
             let id = field_id(&schema, name, "--highlight")?;
             let def = schema.def(id);
-            if def.ty != FieldType::Text || !def.flags.stored {
+            if !matches!(def.ty, FieldType::Text | FieldType::String) || !def.flags.stored {
                 return Err(CliError::usage(
                     None,
-                    format!("--highlight: field '{name}' is not a stored text field"),
+                    format!("--highlight: field '{name}' is not a stored text or string field"),
                 ));
             }
             Some((id, &a.highlight_options))
