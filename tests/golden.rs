@@ -206,6 +206,33 @@ fn golden_v1_index_reads_with_the_recorded_results() {
 }
 
 #[test]
+fn a_phrase_over_an_index_without_positions_names_the_field() {
+    // Version 1 wrote no positions, and a version-2 build appending to its
+    // index keeps its schema: a phrase is an error on every path.
+    for exec in [ExecMode::Auto, ExecMode::Daat, ExecMode::Exhaustive] {
+        let options = SearchOptions {
+            exec,
+            ..SearchOptions::default()
+        };
+        let s = Searcher::open(golden("v2-mixed"))
+            .unwrap()
+            .with_options(options);
+        let q = Query::Phrase {
+            field: s.schema().field("body").unwrap(),
+            text: "a b".into(),
+            slop: 0,
+        };
+        match s.search(&q, &SearchRequest::top(5)) {
+            Err(Error::Unsupported(m)) => assert!(
+                m.contains("field \"body\"") && m.contains("positions"),
+                "{m}"
+            ),
+            other => panic!("{exec:?}: {other:?}"),
+        }
+    }
+}
+
+#[test]
 fn golden_v2_index_reads_with_the_recorded_results() {
     let dir = golden("v2");
     golden_round_trip(&dir, Set::Frozen, build, results);

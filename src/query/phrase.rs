@@ -45,12 +45,17 @@ use crate::query::plan::PhraseNode;
 use crate::read::LiveSegment;
 
 /// The error of a phrase over a segment whose field has no positions
-/// (written before positions existed, or with them off).
+/// (written before positions existed, or with them off): names the field
+/// and the segment (its id and file).
 pub fn no_positions(seg: &LiveSegment, node: &PhraseNode) -> Error {
+    let file = seg.reader.path();
+    let file = file.file_name().map_or(file.as_os_str(), |f| f);
     Error::Unsupported(format!(
-        "phrase queries need token positions, which segment {} does not store for field {}",
-        seg.reader.path().display(),
-        node.field.0
+        "phrase queries need token positions, which field {:?} does not hold in segment {} ({}): \
+         it was indexed without positions, or by a version before positions",
+        &*node.field_name,
+        seg.entry.id,
+        file.display()
     ))
 }
 

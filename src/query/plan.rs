@@ -70,6 +70,8 @@ pub enum Node {
 pub struct PhraseNode {
     /// The field.
     pub field: FieldId,
+    /// The field's name (for errors).
+    pub field_name: Arc<str>,
     /// The phrase's distinct terms, in order of first occurrence (each
     /// with its own weight, unused: the phrase scores with `weight`).
     pub terms: Vec<TermNode>,
@@ -323,6 +325,7 @@ impl Compiler<'_> {
         let weight = TermWeight::from_idf(idf_sum, inv, boost);
         Ok(Node::Phrase(PhraseNode {
             field,
+            field_name: self.def(field)?.name.as_str().into(),
             terms,
             slots,
             slop,
