@@ -30,6 +30,11 @@
 #define QUARRY_VERSION_STRING "0.1.0"
 
 /**
+ * The most indexing threads `quarry_indexer_open_with` takes.
+ */
+#define QUARRY_MAX_INDEXING_THREADS 256
+
+/**
  * The deepest a query may nest, as `quarry_query_add_clause` and
  * `quarry_query_boost` count it: a query without clauses (a term, match,
  * phrase, prefix, range, match-all or match-none query, an empty
@@ -707,6 +712,35 @@ quarry_status quarry_indexer_open(const char *path,
                                   size_t path_len,
                                   const quarry_schema *schema,
                                   quarry_indexer **out);
+
+/**
+ * `quarry_indexer_open` with the writer's memory budget and indexing
+ * threads.
+ *
+ * `memory_budget` is the bytes the buffered documents may take before
+ * they are written out as a segment (0: the default, 256 MiB); with
+ * several threads each buffers under an equal share of it. `threads` is
+ * the number of threads that analyse and invert documents (0 or 1: on the
+ * caller's thread at commit and flush, as `quarry_indexer_open`); with
+ * more, documents go to them in contiguous runs of the order they were
+ * added in, and searches return the same documents, score bits and
+ * totals as after a one-thread build of the same documents. Peak memory
+ * is about the budget plus a merge's (see `docs/perf.md`).
+ *
+ * On `QUARRY_OK`, `*out` is a new indexer owned by the caller (free it with
+ * `quarry_indexer_free`), holding the index's lock.
+ * Errors: as `quarry_indexer_open`, and `QUARRY_INVALID_ARGUMENT` for
+ * `threads` above `QUARRY_MAX_INDEXING_THREADS`.
+ *
+ * # Safety
+ * As for `quarry_indexer_open`.
+ */
+quarry_status quarry_indexer_open_with(const char *path,
+                                       size_t path_len,
+                                       const quarry_schema *schema,
+                                       size_t memory_budget,
+                                       uint32_t threads,
+                                       quarry_indexer **out);
 
 /**
  * Creates a new, empty index in the directory `path` (created if missing)

@@ -13,6 +13,8 @@
 /** MAJOR * 1000000 + MINOR * 1000 + PATCH; compare with `quarry_version_number()`. */
 #define QUARRY_VERSION_NUMBER 1000
 
+#define QUARRY_MAX_INDEXING_THREADS 256
+
 #define QUARRY_MAX_QUERY_DEPTH 64
 
 #define QUARRY_TOTAL_EXACT 18446744073709551615ull
@@ -195,6 +197,13 @@ quarry_status quarry_indexer_open(const char *path,
                                   size_t path_len,
                                   const quarry_schema *schema,
                                   quarry_indexer **out);
+
+quarry_status quarry_indexer_open_with(const char *path,
+                                       size_t path_len,
+                                       const quarry_schema *schema,
+                                       size_t memory_budget,
+                                       uint32_t threads,
+                                       quarry_indexer **out);
 
 quarry_status quarry_indexer_create(const char *path,
                                     size_t path_len,

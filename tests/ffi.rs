@@ -360,6 +360,11 @@ fn c_shards() {
 }
 
 #[test]
+fn c_indexing_threads() {
+    run_program(&[], &build_c99("indexing_threads"), &[], &[]);
+}
+
+#[test]
 fn c_error_paths() {
     run_program(&[], &build_c99("errors"), &[], &[]);
 }

@@ -7,7 +7,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use super::schema::quarry_schema;
-use super::status::{QUARRY_INTERNAL, QUARRY_SCHEMA, quarry_status};
+use super::status::{QUARRY_INTERNAL, QUARRY_INVALID_ARGUMENT, QUARRY_SCHEMA, quarry_status};
 use super::{
     CResult, Failure, Handle, bytes_arg, check_out, free_handle, guard, guard_value, handle_mut,
     handle_ref, into_handle, str_arg, write_out,
@@ -231,6 +231,51 @@ pub unsafe extern "C" fn quarry_indexer_open(
     schema: *const quarry_schema,
     out: *mut *mut quarry_indexer,
 ) -> quarry_status {
+    // SAFETY: forwarded from this function's contract.
+    unsafe { quarry_indexer_open_with(path, path_len, schema, 0, 0, out) }
+}
+
+/// The most indexing threads `quarry_indexer_open_with` takes.
+pub const QUARRY_MAX_INDEXING_THREADS: u32 = 256;
+
+/// `quarry_indexer_open` with the writer's memory budget and indexing
+/// threads.
+///
+/// `memory_budget` is the bytes the buffered documents may take before
+/// they are written out as a segment (0: the default, 256 MiB); with
+/// several threads each buffers under an equal share of it. `threads` is
+/// the number of threads that analyse and invert documents (0 or 1: on the
+/// caller's thread at commit and flush, as `quarry_indexer_open`); with
+/// more, documents go to them in contiguous runs of the order they were
+/// added in, and searches return the same documents, score bits and
+/// totals as after a one-thread build of the same documents. Peak memory
+/// is about the budget plus a merge's (see `docs/perf.md`).
+///
+/// On `QUARRY_OK`, `*out` is a new indexer owned by the caller (free it with
+/// `quarry_indexer_free`), holding the index's lock.
+/// Errors: as `quarry_indexer_open`, and `QUARRY_INVALID_ARGUMENT` for
+/// `threads` above `QUARRY_MAX_INDEXING_THREADS`.
+///
+/// # Safety
+/// As for `quarry_indexer_open`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn quarry_indexer_open_with(
+    path: *const c_char,
+    path_len: usize,
+    schema: *const quarry_schema,
+    memory_budget: usize,
+    threads: u32,
+    out: *mut *mut quarry_indexer,
+) -> quarry_status {
+    let defaults = WriterConfig::default();
+    let config = WriterConfig {
+        memory_budget: match memory_budget {
+            0 => defaults.memory_budget,
+            n => n,
+        },
+        indexing_threads: threads.max(1) as usize,
+        ..defaults
+    };
     // SAFETY: forwarded from this function's contract; the schema closure
     // borrows `schema` only when it is non-NULL, which the caller guarantees
     // is then a live schema.
@@ -240,13 +285,21 @@ pub unsafe extern "C" fn quarry_indexer_open(
             path_len,
             out,
             || {
+                if threads > QUARRY_MAX_INDEXING_THREADS {
+                    return Err(Failure::new(
+                        QUARRY_INVALID_ARGUMENT,
+                        format!(
+                            "{threads} indexing threads: at most {QUARRY_MAX_INDEXING_THREADS}"
+                        ),
+                    ));
+                }
                 if schema.is_null() {
                     Ok(None)
                 } else {
                     handle_ref(schema, "schema").map(Some)
                 }
             },
-            |dir, schema| IndexWriter::open_or_create(dir, schema, WriterConfig::default()),
+            |dir, schema| IndexWriter::open_or_create(dir, schema, config),
         )
     }
 }

@@ -1,0 +1,119 @@
+/*
+ * quarry_indexer_open_with: an index built on 3 indexing threads under a
+ * small memory budget (so each thread writes several segments) gives the
+ * same hits (documents, score bits, totals, stored values) as one built by
+ * quarry_indexer_open; bad arguments are refused and leave no index.
+ *
+ * Usage: indexing_threads SCRATCH_DIR
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "common.h"
+
+#include <stdio.h>
+
+#define DOCS 3000
+#define TOPK 20
+
+static const char *WORDS[] = {"alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta",
+                              "iota",  "kappa", "lambda", "mu",   "nu",      "xi",   "omicron"};
+#define NWORDS (sizeof WORDS / sizeof WORDS[0])
+
+static void build(const char *dir, int threaded) {
+    quarry_schema *schema = ffi_schema();
+    quarry_indexer *ix = NULL;
+    quarry_doc *d = NULL;
+    char body[512], title[32];
+    int n, w;
+    if (threaded)
+        OK(quarry_indexer_open_with(dir, strlen(dir), schema, 64 * 1024, 3, &ix));
+    else
+        OK(quarry_indexer_open(dir, strlen(dir), schema, &ix));
+    quarry_schema_free(schema);
+    OK(quarry_doc_new(&d));
+    for (n = 0; n < DOCS; n++) {
+        size_t at = 0;
+        /* lengths and words vary with n, deterministically */
+        for (w = 0; w < 3 + n % 17; w++) {
+            const char *word = WORDS[(unsigned)(n * 7 + w * w * 3 + n / 13) % NWORDS];
+            at += (size_t)snprintf(body + at, sizeof body - at, "%s ", word);
+        }
+        snprintf(title, sizeof title, "doc %d", n);
+        OK(quarry_doc_clear(d));
+        OK(quarry_doc_add_i64(d, S("id"), n));
+        OK(quarry_doc_add_text(d, S("title"), title, strlen(title)));
+        OK(quarry_doc_add_text(d, S("body"), body, at));
+        OK(quarry_doc_add_i64(d, S("year"), 1990 + n % 30));
+        OK(quarry_indexer_add_doc(ix, d));
+        if (n == DOCS / 2) OK(quarry_indexer_commit(ix));
+    }
+    quarry_doc_free(d);
+    OK(quarry_indexer_commit(ix));
+    quarry_indexer_free(ix);
+}
+
+/* The two indexes answer `text` (OR of its words) alike. */
+static void same_hits(const quarry_searcher *a, const quarry_searcher *b, const char *text) {
+    quarry_query *q = ffi_match("body", text, QUARRY_OPERATOR_OR);
+    quarry_hits *ha = NULL, *hb = NULL;
+    size_t i;
+    OK(quarry_searcher_search(a, q, NULL, 0, TOPK, &ha));
+    OK(quarry_searcher_search(b, q, NULL, 0, TOPK, &hb));
+    CHECK(quarry_hits_len(ha) == quarry_hits_len(hb));
+    CHECK(quarry_hits_len(ha) > 0);
+    CHECK(quarry_hits_total(ha) == quarry_hits_total(hb));
+    for (i = 0; i < quarry_hits_len(ha); i++) {
+        uint64_t da = 0, db = 0;
+        float sa = 0, sb = 0;
+        const char *pa = NULL, *pb = NULL;
+        size_t la = 0, lb = 0;
+        OK(quarry_hits_doc(ha, i, &da));
+        OK(quarry_hits_doc(hb, i, &db));
+        CHECK(da == db);
+        OK(quarry_hits_score(ha, i, &sa));
+        OK(quarry_hits_score(hb, i, &sb));
+        CHECK(memcmp(&sa, &sb, sizeof sa) == 0);
+        OK(quarry_hits_stored_str(ha, i, S("title"), &pa, &la));
+        OK(quarry_hits_stored_str(hb, i, S("title"), &pb, &lb));
+        CHECK(la == lb && memcmp(pa, pb, la) == 0);
+    }
+    quarry_hits_free(ha);
+    quarry_hits_free(hb);
+    quarry_query_free(q);
+}
+
+int main(int argc, char **argv) {
+    char one[4096], three[4096], bad[4096];
+    quarry_searcher *a = NULL, *b = NULL;
+    quarry_indexer *ix = (quarry_indexer *)&ix;
+    quarry_schema *schema = ffi_schema();
+    if (argc < 2) return 2;
+    ffi_path(one, sizeof one, argv[1], "one");
+    ffi_path(three, sizeof three, argv[1], "three");
+    ffi_path(bad, sizeof bad, argv[1], "bad");
+
+    /* Refused: too many threads, NULL path or out; nothing is created. */
+    EXPECT(quarry_indexer_open_with(bad, strlen(bad), schema, 0, QUARRY_MAX_INDEXING_THREADS + 1, &ix),
+           QUARRY_INVALID_ARGUMENT);
+    CHECK_MSG("indexing threads");
+    CHECK(ix == (quarry_indexer *)&ix);
+    EXPECT(quarry_indexer_open_with(NULL, 3, schema, 0, 2, &ix), QUARRY_NULL_ARGUMENT);
+    EXPECT(quarry_indexer_open_with(bad, strlen(bad), schema, 0, 2, NULL), QUARRY_NULL_ARGUMENT);
+    EXPECT(quarry_searcher_open(bad, strlen(bad), &a), QUARRY_NO_INDEX);
+    /* 0 budget and 0 threads are the defaults. */
+    OK(quarry_indexer_open_with(bad, strlen(bad), schema, 0, 0, &ix));
+    quarry_indexer_free(ix);
+    quarry_schema_free(schema);
+
+    build(one, 0);
+    build(three, 1);
+    OK(quarry_searcher_open(one, strlen(one), &a));
+    OK(quarry_searcher_open(three, strlen(three), &b));
+    CHECK(quarry_searcher_doc_count(a) == DOCS && quarry_searcher_doc_count(b) == DOCS);
+    same_hits(a, b, "alpha");
+    same_hits(a, b, "kappa omicron");
+    same_hits(a, b, "beta gamma delta xi");
+    quarry_searcher_free(a);
+    quarry_searcher_free(b);
+    return ffi_finish("indexing_threads");
+}
