@@ -1,5 +1,5 @@
 /*
- * quarry_indexer_open_with: an index built on 3 indexing threads under a
+ * quarry_indexer_open_with: an index created on 3 indexing threads under a
  * small memory budget (so each thread writes several segments) gives the
  * same hits (documents, score bits, totals, stored values) as one built by
  * quarry_indexer_open; bad arguments are refused and leave no index.
@@ -26,7 +26,7 @@ static void build(const char *dir, int threaded) {
     char body[512], title[32];
     int n, w;
     if (threaded)
-        OK(quarry_indexer_open_with(dir, strlen(dir), schema, 64 * 1024, 3, &ix));
+        OK(quarry_indexer_open_with(dir, strlen(dir), schema, 64 * 1024, 3, QUARRY_INDEXER_CREATE, &ix));
     else
         OK(quarry_indexer_open(dir, strlen(dir), schema, &ix));
     quarry_schema_free(schema);
@@ -93,15 +93,26 @@ int main(int argc, char **argv) {
     ffi_path(bad, sizeof bad, argv[1], "bad");
 
     /* Refused: too many threads, NULL path or out; nothing is created. */
-    EXPECT(quarry_indexer_open_with(bad, strlen(bad), schema, 0, QUARRY_MAX_INDEXING_THREADS + 1, &ix),
+    EXPECT(quarry_indexer_open_with(bad, strlen(bad), schema, 0, QUARRY_MAX_INDEXING_THREADS + 1, 0, &ix),
            QUARRY_INVALID_ARGUMENT);
     CHECK_MSG("indexing threads");
     CHECK(ix == (quarry_indexer *)&ix);
-    EXPECT(quarry_indexer_open_with(NULL, 3, schema, 0, 2, &ix), QUARRY_NULL_ARGUMENT);
-    EXPECT(quarry_indexer_open_with(bad, strlen(bad), schema, 0, 2, NULL), QUARRY_NULL_ARGUMENT);
+    EXPECT(quarry_indexer_open_with(bad, strlen(bad), schema, 0, 2, 2, &ix), QUARRY_INVALID_ARGUMENT);
+    CHECK_MSG("unknown indexer flag");
+    EXPECT(quarry_indexer_open_with(NULL, 3, schema, 0, 2, 0, &ix), QUARRY_NULL_ARGUMENT);
+    EXPECT(quarry_indexer_open_with(bad, strlen(bad), schema, 0, 2, 0, NULL), QUARRY_NULL_ARGUMENT);
+    EXPECT(quarry_indexer_open_with(bad, strlen(bad), NULL, 0, 2, QUARRY_INDEXER_CREATE, &ix),
+           QUARRY_NULL_ARGUMENT);
+    CHECK(ix == (quarry_indexer *)&ix);
     EXPECT(quarry_searcher_open(bad, strlen(bad), &a), QUARRY_NO_INDEX);
-    /* 0 budget and 0 threads are the defaults. */
-    OK(quarry_indexer_open_with(bad, strlen(bad), schema, 0, 0, &ix));
+    /* 0 budget and 0 threads are the defaults; without the flag an
+     * existing index is opened, with it refused. */
+    OK(quarry_indexer_open_with(bad, strlen(bad), schema, 0, 0, QUARRY_INDEXER_CREATE, &ix));
+    OK(quarry_indexer_commit(ix));
+    quarry_indexer_free(ix);
+    EXPECT(quarry_indexer_open_with(bad, strlen(bad), schema, 0, 2, QUARRY_INDEXER_CREATE, &ix),
+           QUARRY_INDEX_EXISTS);
+    OK(quarry_indexer_open_with(bad, strlen(bad), NULL, 1 << 20, 2, 0, &ix));
     quarry_indexer_free(ix);
     quarry_schema_free(schema);
 

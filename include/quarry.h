@@ -190,6 +190,11 @@ typedef uint32_t quarry_field_type;
 typedef uint32_t quarry_field_flags;
 
 /**
+ * Flags of `quarry_indexer_open_with` (bits, OR-ed together).
+ */
+typedef uint32_t quarry_indexer_flags;
+
+/**
  * How a match query combines its terms: one of the `QUARRY_OPERATOR_*`
  * constants.
  */
@@ -389,6 +394,12 @@ typedef uint32_t quarry_value_type;
  * default for text fields; other types have none).
  */
 #define QUARRY_FIELD_NO_POSITIONS 8
+
+/**
+ * Create a new index, as `quarry_indexer_create` does: `QUARRY_INDEX_EXISTS`
+ * when the directory holds one, and `schema` is required.
+ */
+#define QUARRY_INDEXER_CREATE 1
 
 /**
  * Every term must occur.
@@ -714,7 +725,8 @@ quarry_status quarry_indexer_open(const char *path,
                                   quarry_indexer **out);
 
 /**
- * `quarry_indexer_open` with the writer's memory budget and indexing
+ * `quarry_indexer_open` (or, with `QUARRY_INDEXER_CREATE` in `flags`,
+ * `quarry_indexer_create`) with the writer's memory budget and indexing
  * threads.
  *
  * `memory_budget` is the bytes the buffered documents may take before
@@ -724,13 +736,13 @@ quarry_status quarry_indexer_open(const char *path,
  * caller's thread at commit and flush, as `quarry_indexer_open`); with
  * more, documents go to them in contiguous runs of the order they were
  * added in, and searches return the same documents, score bits and
- * totals as after a one-thread build of the same documents. Peak memory
- * is about the budget plus a merge's (see `docs/perf.md`).
+ * totals as after a one-thread build of the same documents.
  *
  * On `QUARRY_OK`, `*out` is a new indexer owned by the caller (free it with
  * `quarry_indexer_free`), holding the index's lock.
- * Errors: as `quarry_indexer_open`, and `QUARRY_INVALID_ARGUMENT` for
- * `threads` above `QUARRY_MAX_INDEXING_THREADS`.
+ * Errors: as `quarry_indexer_open` (with `QUARRY_INDEXER_CREATE`, as
+ * `quarry_indexer_create`), and `QUARRY_INVALID_ARGUMENT` for `threads`
+ * above `QUARRY_MAX_INDEXING_THREADS` or an unknown flag bit.
  *
  * # Safety
  * As for `quarry_indexer_open`.
@@ -740,6 +752,7 @@ quarry_status quarry_indexer_open_with(const char *path,
                                        const quarry_schema *schema,
                                        size_t memory_budget,
                                        uint32_t threads,
+                                       quarry_indexer_flags flags,
                                        quarry_indexer **out);
 
 /**

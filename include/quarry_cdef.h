@@ -45,6 +45,8 @@ typedef uint32_t quarry_field_type;
 
 typedef uint32_t quarry_field_flags;
 
+typedef uint32_t quarry_indexer_flags;
+
 typedef uint32_t quarry_operator;
 
 typedef uint32_t quarry_occur;
@@ -114,6 +116,8 @@ typedef uint32_t quarry_value_type;
 #define QUARRY_FIELD_SORTABLE 4
 
 #define QUARRY_FIELD_NO_POSITIONS 8
+
+#define QUARRY_INDEXER_CREATE 1
 
 #define QUARRY_OPERATOR_AND 1
 
@@ -203,6 +207,7 @@ quarry_status quarry_indexer_open_with(const char *path,
                                        const quarry_schema *schema,
                                        size_t memory_budget,
                                        uint32_t threads,
+                                       quarry_indexer_flags flags,
                                        quarry_indexer **out);
 
 quarry_status quarry_indexer_create(const char *path,

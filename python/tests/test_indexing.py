@@ -10,7 +10,7 @@ import unittest
 import quarry
 from quarry import Query
 
-from common import ROOT, TempDirCase, build_corpus, corpus_schema, ids
+from common import ROOT, TempDirCase, build_corpus, build_index, corpus_schema, ids, sample_docs, sample_schema
 
 
 def count(index: str, query: Query) -> int:
@@ -204,6 +204,34 @@ class Indexers(TempDirCase):
             quarry.Indexer(index, other)
         with quarry.Indexer(os.fsencode(index)) as ix:
             self.assertEqual(ix.path, os.fsencode(index))
+
+    def test_indexing_threads_give_the_one_thread_hits(self) -> None:
+        docs = sample_docs(400)
+        one, three = self.path("one"), self.path("three")
+        with sample_schema() as schema:
+            build_index(one, schema, docs)
+            # A small budget, so each thread writes several segments.
+            with quarry.Indexer(three, schema, create=True, threads=3, memory_budget=1 << 16) as ix:
+                for d in docs:
+                    ix.add(d)
+            with self.assertRaises(quarry.IndexExistsError):
+                quarry.Indexer(three, schema, create=True, threads=2)
+        with self.assertRaises(quarry.InvalidArgumentError):
+            quarry.Indexer(self.path("x"), sample_schema(), threads=257)
+        with self.assertRaises(quarry.InvalidArgumentError):
+            quarry.Indexer(self.path("x"), sample_schema(), threads=-1)
+        with quarry.Searcher(one) as a, quarry.Searcher(three) as b:
+            self.assertEqual(a.doc_count, len(docs))
+            self.assertEqual(b.doc_count, len(docs))
+            for text in ("estate fortune", "the", "mother daughters sister"):
+                q = Query.match("body", text, "or")
+                with a.search(q, limit=20, total="exact") as ha, b.search(q, limit=20, total="exact") as hb:
+                    self.assertGreater(len(ha), 0)
+                    self.assertEqual(ha.total, hb.total)
+                    self.assertEqual(
+                        [(h.doc, h.score_bits, h["id"]) for h in ha],
+                        [(h.doc, h.score_bits, h["id"]) for h in hb],
+                    )
 
     def test_deletes_by_string_and_i64_terms(self) -> None:
         index = self.path("i")

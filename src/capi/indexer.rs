@@ -232,13 +232,20 @@ pub unsafe extern "C" fn quarry_indexer_open(
     out: *mut *mut quarry_indexer,
 ) -> quarry_status {
     // SAFETY: forwarded from this function's contract.
-    unsafe { quarry_indexer_open_with(path, path_len, schema, 0, 0, out) }
+    unsafe { quarry_indexer_open_with(path, path_len, schema, 0, 0, 0, out) }
 }
 
 /// The most indexing threads `quarry_indexer_open_with` takes.
 pub const QUARRY_MAX_INDEXING_THREADS: u32 = 256;
 
-/// `quarry_indexer_open` with the writer's memory budget and indexing
+/// Flags of `quarry_indexer_open_with` (bits, OR-ed together).
+pub type quarry_indexer_flags = u32;
+/// Create a new index, as `quarry_indexer_create` does: `QUARRY_INDEX_EXISTS`
+/// when the directory holds one, and `schema` is required.
+pub const QUARRY_INDEXER_CREATE: quarry_indexer_flags = 1;
+
+/// `quarry_indexer_open` (or, with `QUARRY_INDEXER_CREATE` in `flags`,
+/// `quarry_indexer_create`) with the writer's memory budget and indexing
 /// threads.
 ///
 /// `memory_budget` is the bytes the buffered documents may take before
@@ -248,13 +255,13 @@ pub const QUARRY_MAX_INDEXING_THREADS: u32 = 256;
 /// caller's thread at commit and flush, as `quarry_indexer_open`); with
 /// more, documents go to them in contiguous runs of the order they were
 /// added in, and searches return the same documents, score bits and
-/// totals as after a one-thread build of the same documents. Peak memory
-/// is about the budget plus a merge's (see `docs/perf.md`).
+/// totals as after a one-thread build of the same documents.
 ///
 /// On `QUARRY_OK`, `*out` is a new indexer owned by the caller (free it with
 /// `quarry_indexer_free`), holding the index's lock.
-/// Errors: as `quarry_indexer_open`, and `QUARRY_INVALID_ARGUMENT` for
-/// `threads` above `QUARRY_MAX_INDEXING_THREADS`.
+/// Errors: as `quarry_indexer_open` (with `QUARRY_INDEXER_CREATE`, as
+/// `quarry_indexer_create`), and `QUARRY_INVALID_ARGUMENT` for `threads`
+/// above `QUARRY_MAX_INDEXING_THREADS` or an unknown flag bit.
 ///
 /// # Safety
 /// As for `quarry_indexer_open`.
@@ -265,6 +272,7 @@ pub unsafe extern "C" fn quarry_indexer_open_with(
     schema: *const quarry_schema,
     memory_budget: usize,
     threads: u32,
+    flags: quarry_indexer_flags,
     out: *mut *mut quarry_indexer,
 ) -> quarry_status {
     let defaults = WriterConfig::default();
@@ -276,6 +284,7 @@ pub unsafe extern "C" fn quarry_indexer_open_with(
         indexing_threads: threads.max(1) as usize,
         ..defaults
     };
+    let create = flags & QUARRY_INDEXER_CREATE != 0;
     // SAFETY: forwarded from this function's contract; the schema closure
     // borrows `schema` only when it is non-NULL, which the caller guarantees
     // is then a live schema.
@@ -285,6 +294,15 @@ pub unsafe extern "C" fn quarry_indexer_open_with(
             path_len,
             out,
             || {
+                if flags & !QUARRY_INDEXER_CREATE != 0 {
+                    return Err(Failure::new(
+                        QUARRY_INVALID_ARGUMENT,
+                        format!(
+                            "unknown indexer flag bits {:#x}",
+                            flags & !QUARRY_INDEXER_CREATE
+                        ),
+                    ));
+                }
                 if threads > QUARRY_MAX_INDEXING_THREADS {
                     return Err(Failure::new(
                         QUARRY_INVALID_ARGUMENT,
@@ -293,13 +311,16 @@ pub unsafe extern "C" fn quarry_indexer_open_with(
                         ),
                     ));
                 }
-                if schema.is_null() {
+                if schema.is_null() && !create {
                     Ok(None)
                 } else {
                     handle_ref(schema, "schema").map(Some)
                 }
             },
-            |dir, schema| IndexWriter::open_or_create(dir, schema, config),
+            |dir, schema| match (create, schema) {
+                (true, Some(schema)) => IndexWriter::create(dir, schema, config),
+                (_, schema) => IndexWriter::open_or_create(dir, schema, config),
+            },
         )
     }
 }
@@ -323,17 +344,8 @@ pub unsafe extern "C" fn quarry_indexer_create(
     schema: *const quarry_schema,
     out: *mut *mut quarry_indexer,
 ) -> quarry_status {
-    // SAFETY: forwarded from this function's contract; the schema closure
-    // borrows `schema`, which the caller guarantees is NULL or a live schema.
-    unsafe {
-        open_indexer(
-            path,
-            path_len,
-            out,
-            || handle_ref(schema, "schema"),
-            |dir, schema| IndexWriter::create(dir, schema, WriterConfig::default()),
-        )
-    }
+    // SAFETY: forwarded from this function's contract.
+    unsafe { quarry_indexer_open_with(path, path_len, schema, 0, 0, QUARRY_INDEXER_CREATE, out) }
 }
 
 /// Adds a document; it becomes searchable at the next commit. The document

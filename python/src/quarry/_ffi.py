@@ -55,6 +55,7 @@ PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
     # indexer
     "quarry_indexer_open": (_status, [_str, c_size_t, _handle, _out_handle]),
     "quarry_indexer_create": (_status, [_str, c_size_t, _handle, _out_handle]),
+    "quarry_indexer_open_with": (_status, [_str, c_size_t, _handle, c_size_t, _u32, _u32, _out_handle]),
     "quarry_indexer_add_doc": (_status, [_handle, _handle]),
     "quarry_indexer_delete_term_string": (_status, [_handle, _str, c_size_t, _str, c_size_t]),
     "quarry_indexer_delete_term_i64": (_status, [_handle, _str, c_size_t, c_int64]),

@@ -141,7 +141,15 @@ class Indexer(Handle):
 
     _FREE = "quarry_indexer_free"
 
-    def __init__(self, path: StrPath, schema: Optional[Schema] = None, *, create: bool = False) -> None:
+    def __init__(
+        self,
+        path: StrPath,
+        schema: Optional[Schema] = None,
+        *,
+        create: bool = False,
+        threads: int = 1,
+        memory_budget: int = 0,
+    ) -> None:
         """Opens the index in the directory ``path`` for writing.
 
         Args:
@@ -151,21 +159,38 @@ class Indexer(Handle):
                 tells :meth:`add` the type of each field of a mapping.
             create: require a new index (:class:`~quarry.IndexExistsError`
                 when the directory holds one already).
+            threads: threads that analyse and invert documents (0 or 1:
+                none, the work is done at flush and commit; at most 256).
+                With several, documents go to them in runs of the order
+                they are added in, and searches give the same hits, score
+                bits and totals as after a one-thread build.
+            memory_budget: bytes the buffered documents may take before
+                they are written as a segment (0: 256 MiB), shared by the
+                threads.
 
         Raises:
             NoIndexError: no index at ``path`` and no ``schema``.
             SchemaError: ``schema`` differs from the index's, or has no
                 fields.
             LockedError: another indexer holds the index.
+            InvalidArgumentError: more than 256 threads.
             IoError, CorruptError, UnsupportedVersionError.
         """
         raw = _args.path(path)
-        fn = "quarry_indexer_create" if create else "quarry_indexer_open"
+        threads = _args.u32(threads, "threads")
+        memory_budget = _args.size(memory_budget, "memory_budget")
+        if threads > 1 or memory_budget != 0:
+            # Libraries from before quarry_indexer_open_with lack it; the
+            # defaults need only the older exports.
+            flags = 1 if create else 0  # QUARRY_INDEXER_CREATE
+            fn, extra = "quarry_indexer_open_with", (memory_budget, threads, flags)
+        else:
+            fn, extra = ("quarry_indexer_create" if create else "quarry_indexer_open"), ()
         if schema is None:
-            ptr = _ffi.new_handle(fn, raw, len(raw), None)
+            ptr = _ffi.new_handle(fn, raw, len(raw), None, *extra)
         else:
             with schema._use(alone=True) as sp:
-                ptr = _ffi.new_handle(fn, raw, len(raw), sp)
+                ptr = _ffi.new_handle(fn, raw, len(raw), sp, *extra)
         super().__init__(ptr)
         self._path = raw
         self._schema = schema
