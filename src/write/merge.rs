@@ -1,6 +1,7 @@
 //! Merging segments into one: the sources' live documents, renumbered in
 //! order, written through the same [`SegmentWriter`] a flush uses.
 
+use std::cell::Cell;
 use std::path::Path;
 
 use crate::document::Value;
@@ -34,6 +35,7 @@ pub(crate) fn merge_segments(
         maps.push(map);
     }
     let doc_count = next;
+    let pager = Pager::new(sources);
 
     let mut norms: Vec<(FieldId, Vec<u8>)> = Vec::new();
     let mut sort: Vec<(FieldId, SortValues)> = Vec::new();
@@ -48,6 +50,7 @@ pub(crate) fn merge_segments(
                         .filter(|(_, m)| **m != u32::MAX)
                         .map(|(b, _)| *b),
                 );
+                pager.read(src.len() as u64);
             }
             norms.push((fid, n));
         }
@@ -63,6 +66,7 @@ pub(crate) fn merge_segments(
                     if map[d as usize] == u32::MAX {
                         continue;
                     }
+                    pager.read(4);
                     let o = c.ord(d);
                     let v = (o != missing).then(|| c.value(o));
                     match (&mut col, v) {
@@ -85,7 +89,9 @@ pub(crate) fn merge_segments(
         let mut cache = StoredCache::default();
         for d in 0..s.reader.doc_count() {
             if map[d as usize] != u32::MAX {
-                stored_blob.extend_from_slice(s.reader.stored_bytes(d, &mut cache)?);
+                let bytes = s.reader.stored_bytes(d, &mut cache)?;
+                pager.read(bytes.len() as u64);
+                stored_blob.extend_from_slice(bytes);
                 stored_offsets.push(stored_blob.len() as u64);
             }
         }
@@ -129,6 +135,8 @@ pub(crate) fn merge_segments(
                     continue;
                 }
                 let reader = &sources[si].reader;
+                let pos_len = info.positions_region().map_or(0, |(a, e)| e - a);
+                pager.read((info.region_len() + pos_len) as u64);
                 src_docs.clear();
                 src_tfs.clear();
                 reader
@@ -197,4 +205,40 @@ fn next_term(t: &mut Terms<'_>, head: &mut Option<(Vec<u8>, TermInfo)>) -> Resul
         None => *head = None,
     }
     Ok(())
+}
+
+/// Bytes a merge reads from its sources' mappings between two releases of
+/// their pages.
+const RELEASE_BYTES: u64 = 32 << 20;
+
+/// Counts the bytes a merge reads from its sources and releases their
+/// mapped pages ([`crate::read::SegmentReader::release_pages`]) every
+/// [`RELEASE_BYTES`], so that about that much of the sources' files is
+/// resident at a time, whatever their number and size.
+struct Pager<'a> {
+    sources: &'a [LiveSegment],
+    read: Cell<u64>,
+}
+
+impl<'a> Pager<'a> {
+    fn new(sources: &'a [LiveSegment]) -> Pager<'a> {
+        Pager {
+            sources,
+            read: Cell::new(0),
+        }
+    }
+
+    fn read(&self, bytes: u64) {
+        self.read.set(self.read.get() + bytes);
+        if self.read.get() >= RELEASE_BYTES {
+            self.release();
+        }
+    }
+
+    fn release(&self) {
+        for s in self.sources {
+            s.reader.release_pages();
+        }
+        self.read.set(0);
+    }
 }
