@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::format::ords;
-use crate::format::segment::{self, SegmentFileWriter};
+use crate::format::segment::{self, SegmentFileWriter, StoredBlockEncoder};
 use crate::format::terms::TermsEncoder;
 use crate::format::{positions, postings};
 use crate::schema::{FieldId, FieldType, Schema};
@@ -33,14 +33,47 @@ impl SortValues {
             _ => SortValues::Str(Vec::new()),
         }
     }
+}
 
-    pub(crate) fn len(&self) -> usize {
-        match self {
-            SortValues::I64(v) => v.len(),
-            SortValues::F64(v) => v.len(),
-            SortValues::Str(v) => v.len(),
-        }
+/// One sortable field's column as [`SegmentWriter::finish`] writes it:
+/// its sorted distinct values, encoded, and each document's ord.
+pub(crate) struct SortColumnParts<'a> {
+    pub field: FieldId,
+    pub ty: FieldType,
+    /// Distinct values.
+    pub cardinality: usize,
+    /// The sorted distinct values as the format lays them out
+    /// ([`numeric_values`], [`string_values`]).
+    pub values: Vec<u8>,
+    /// Each document's ord in document order (`u32::MAX`: no value),
+    /// remapped to the width's reserved ord as it is packed.
+    pub ords: Box<dyn Iterator<Item = u32> + 'a>,
+}
+
+/// A sort column made when [`SegmentWriter::finish`] comes to write it,
+/// so that only one column's ords and values are held at a time.
+pub(crate) type SortColumnFn<'a> = Box<dyn FnOnce() -> Result<SortColumnParts<'a>> + 'a>;
+
+/// The encoded values of a numeric column: its sorted distinct
+/// order-preserving keys.
+pub(crate) fn numeric_values(keys: &[u64]) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    ords::encode_keys(keys, &mut bytes);
+    bytes
+}
+
+/// The encoded values of a string column: its sorted distinct values'
+/// offsets, then their bytes.
+pub(crate) fn string_values<'v>(count: usize, values: impl Iterator<Item = &'v [u8]>) -> Vec<u8> {
+    let mut bytes = Vec::with_capacity((count + 1) * 4);
+    let mut text = Vec::new();
+    for v in values {
+        bytes.extend_from_slice(&(text.len() as u32).to_le_bytes());
+        text.extend_from_slice(v);
     }
+    bytes.extend_from_slice(&(text.len() as u32).to_le_bytes());
+    bytes.extend_from_slice(&text);
+    bytes
 }
 
 /// Distinct sorted values and per-document ords (missing = `u32::MAX` here;
@@ -60,63 +93,101 @@ fn assign_ords<T: Ord + Clone>(values: &[Option<T>]) -> (Vec<T>, Vec<u32>) {
     (distinct, ords)
 }
 
-/// Ords and encoded values of a numeric column, from order-preserving keys.
-fn numeric_column(keys: &[Option<u64>]) -> (usize, Vec<u8>, Vec<u32>) {
-    let (distinct, ords) = assign_ords(keys);
-    let mut bytes = Vec::new();
-    ords::encode_keys(&distinct, &mut bytes);
-    (distinct.len(), bytes, ords)
+impl SortValues {
+    /// The column of the buffered values of `field`.
+    pub(crate) fn column(&self, field: FieldId) -> SortColumnParts<'static> {
+        let numeric = |ty, keys: Vec<Option<u64>>| {
+            let (distinct, ords) = assign_ords(&keys);
+            (ty, distinct.len(), numeric_values(&distinct), ords)
+        };
+        let (ty, cardinality, values, ords) = match self {
+            SortValues::I64(v) => numeric(
+                FieldType::I64,
+                v.iter().map(|x| x.map(ords::i64_to_key)).collect(),
+            ),
+            SortValues::F64(v) => numeric(
+                FieldType::F64,
+                v.iter().map(|x| x.map(ords::f64_to_key)).collect(),
+            ),
+            SortValues::Str(v) => {
+                let (d, o) = assign_ords(v);
+                let values = string_values(d.len(), d.iter().map(|s| s.as_bytes()));
+                (FieldType::String, d.len(), values, o)
+            }
+        };
+        SortColumnParts {
+            field,
+            ty,
+            cardinality,
+            values,
+            ords: Box::new(ords.into_iter()),
+        }
+    }
 }
 
-fn encode_sort_column(field: FieldId, values: &SortValues, doc_count: u32, out: &mut Vec<u8>) {
-    let (ty, card, value_bytes, ords) = match values {
-        SortValues::I64(v) => {
-            let keys: Vec<Option<u64>> = v.iter().map(|x| x.map(ords::i64_to_key)).collect();
-            let (card, bytes, o) = numeric_column(&keys);
-            (FieldType::I64, card, bytes, o)
-        }
-        SortValues::F64(v) => {
-            let keys: Vec<Option<u64>> = v.iter().map(|x| x.map(ords::f64_to_key)).collect();
-            let (card, bytes, o) = numeric_column(&keys);
-            (FieldType::F64, card, bytes, o)
-        }
-        SortValues::Str(v) => {
-            let (d, o) = assign_ords(v);
-            let mut bytes = Vec::new();
-            let mut off = 0u32;
-            for s in &d {
-                bytes.extend_from_slice(&off.to_le_bytes());
-                off += s.len() as u32;
-            }
-            bytes.extend_from_slice(&off.to_le_bytes());
-            for s in &d {
-                bytes.extend_from_slice(s.as_bytes());
-            }
-            (FieldType::String, d.len(), bytes, o)
-        }
-    };
-    debug_assert_eq!(ords.len(), doc_count as usize);
-    let width = ords::ord_width(card as u64);
+/// Bytes of a column's fixed header (field, type, width, cardinality,
+/// values length).
+const COLUMN_HEADER: usize = 16;
+
+/// Writes one column of the sort section (its length first), packing its
+/// ords [`ords::ORD_BLOCK`] at a time, so that neither the column nor its
+/// ords are held whole.
+fn write_sort_column<W: std::io::Write>(
+    file: &mut SegmentFileWriter<W>,
+    col: SortColumnParts<'_>,
+    doc_count: u32,
+) -> std::io::Result<()> {
+    let width = ords::ord_width(col.cardinality as u64);
     let missing = ords::missing_ord(width);
-    let ords: Vec<u32> = ords
-        .into_iter()
-        .map(|o| if o == u32::MAX { missing } else { o })
-        .collect();
-    out.extend_from_slice(&field.0.to_le_bytes());
-    out.push(ty.code());
+    let n = doc_count as usize;
+    let head = (COLUMN_HEADER + col.values.len()).next_multiple_of(4);
+    let len = head + ords::packed_len(n, width) + n.div_ceil(ords::ORD_BLOCK) * 8;
+    let mut out = Vec::with_capacity(8 + head);
+    out.extend_from_slice(&(len as u64).to_le_bytes());
+    out.extend_from_slice(&col.field.0.to_le_bytes());
+    out.push(col.ty.code());
     out.push(width);
-    out.extend_from_slice(&(card as u32).to_le_bytes());
-    out.extend_from_slice(&(value_bytes.len() as u64).to_le_bytes());
-    out.extend_from_slice(&value_bytes);
-    while !out.len().is_multiple_of(4) {
-        out.push(0);
+    out.extend_from_slice(&(col.cardinality as u32).to_le_bytes());
+    out.extend_from_slice(&(col.values.len() as u64).to_le_bytes());
+    file.write(&out)?;
+    file.write(&col.values)?;
+    file.write(&[0; 4][..head - COLUMN_HEADER - col.values.len()])?;
+    // Blocks of ORD_BLOCK ords pack to whole multiples of 4 bytes, so
+    // packing block by block lays out exactly what packing all would.
+    let (mut block, mut bounds) = (Vec::with_capacity(ords::ORD_BLOCK), Vec::new());
+    let mut ords_iter = col.ords;
+    let mut count = 0;
+    loop {
+        block.clear();
+        block.extend(
+            ords_iter
+                .by_ref()
+                .take(ords::ORD_BLOCK)
+                .map(|o| if o == u32::MAX { missing } else { o }),
+        );
+        if block.is_empty() {
+            break;
+        }
+        count += block.len();
+        out.clear();
+        ords::pack(&block, width, &mut out);
+        file.write(&out)?;
+        bounds.extend(ords::block_bounds(&block, width));
     }
-    ords::pack(&ords, width, out);
-    for (lo, hi) in ords::block_bounds(&ords, width) {
+    debug_assert_eq!(count, n);
+    out.clear();
+    for (lo, hi) in bounds {
         out.extend_from_slice(&lo.to_le_bytes());
         out.extend_from_slice(&hi.to_le_bytes());
     }
+    file.write(&out)
 }
+
+/// A segment's stored documents: called with a sink, hands it each
+/// document's stored bytes in document order. [`SegmentWriter::finish`]
+/// walks them twice, the sizes of the compressed blocks coming before the
+/// blocks, so that the section is never held whole.
+pub(crate) type StoredDocs<'a> = &'a dyn Fn(&mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()>;
 
 /// Everything about a segment but its postings, handed to [`SegmentWriter::finish`].
 pub(crate) struct SegmentParts<'a> {
@@ -125,11 +196,10 @@ pub(crate) struct SegmentParts<'a> {
     pub total_tokens: &'a [u64],
     /// Per text field (schema order): its norms, `doc_count` bytes.
     pub norms: &'a [(FieldId, &'a [u8])],
-    /// Stored values: `doc_count + 1` offsets into `stored_blob`.
-    pub stored_offsets: &'a [u64],
-    pub stored_blob: &'a [u8],
-    /// Sortable fields in schema order.
-    pub sort: &'a [(FieldId, &'a SortValues)],
+    /// Stored values: each document's stored bytes, in document order.
+    pub stored: StoredDocs<'a>,
+    /// Sortable fields' columns in schema order.
+    pub sort: Vec<SortColumnFn<'a>>,
 }
 
 fn too_large() -> Error {
@@ -221,7 +291,7 @@ impl SegmentWriter {
     }
 
     /// Writes the remaining sections, fsyncs, and returns the file length.
-    pub(crate) fn finish(mut self, parts: &SegmentParts<'_>, io: &IoHooks) -> Result<u64> {
+    pub(crate) fn finish(mut self, parts: SegmentParts<'_>, io: &IoHooks) -> Result<u64> {
         debug_assert_eq!(parts.doc_count, self.doc_count);
         let path = self.path.clone();
         let ioe = |e| Error::io(&path, e);
@@ -255,23 +325,47 @@ impl SegmentWriter {
         self.file
             .begin_section(segment::SECTION_STORED)
             .map_err(ioe)?;
-        let mut stored = Vec::new();
-        segment::encode_stored(parts.stored_offsets, parts.stored_blob, &mut stored);
-        self.file.write(&stored).map_err(ioe)?;
+        let mut enc = StoredBlockEncoder::default();
+        let (mut index, mut data_len) = (Vec::new(), 0u64);
+        let mut size = |block: Option<(u32, Vec<u8>)>| {
+            if let Some((first, bytes)) = block {
+                index.push((first, data_len));
+                data_len += bytes.len() as u64;
+            }
+        };
+        (parts.stored)(&mut |doc| {
+            size(enc.push(doc));
+            Ok(())
+        })?;
+        size(enc.finish());
+        let mut head = Vec::new();
+        segment::put_stored_index(&index, &mut head);
+        self.file.write(&head).map_err(ioe)?;
+        let start = self.file.section_len();
+        let file = &mut self.file;
+        let mut write = |block: Option<(u32, Vec<u8>)>| match block {
+            Some((_, bytes)) => file.write(&bytes).map_err(ioe),
+            None => Ok(()),
+        };
+        (parts.stored)(&mut |doc| write(enc.push(doc)))?;
+        write(enc.finish())?;
+        if self.file.section_len() - start != data_len {
+            return Err(Error::InvalidArgument(
+                "stored documents changed between the two passes over them".into(),
+            ));
+        }
         self.file.end_section();
 
-        let mut sort = Vec::new();
-        sort.extend_from_slice(&(parts.sort.len() as u16).to_le_bytes());
-        for (field, values) in parts.sort {
-            debug_assert_eq!(values.len(), parts.doc_count as usize);
-            let mut col = Vec::new();
-            encode_sort_column(*field, values, parts.doc_count, &mut col);
-            sort.extend_from_slice(&(col.len() as u64).to_le_bytes());
-            sort.extend_from_slice(&col);
-        }
         self.file
-            .section(segment::SECTION_SORT, &sort)
+            .begin_section(segment::SECTION_SORT)
             .map_err(ioe)?;
+        self.file
+            .write(&(parts.sort.len() as u16).to_le_bytes())
+            .map_err(ioe)?;
+        for make in parts.sort {
+            write_sort_column(&mut self.file, make()?, parts.doc_count).map_err(ioe)?;
+        }
+        self.file.end_section();
 
         let mut meta = Vec::new();
         meta.extend_from_slice(&parts.doc_count.to_le_bytes());
