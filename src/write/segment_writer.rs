@@ -3,7 +3,7 @@
 //! place where a segment's sections are laid out.
 
 use std::fs::File;
-use std::io::BufWriter;
+use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
@@ -206,13 +206,84 @@ fn too_large() -> Error {
     Error::InvalidArgument("term dictionary exceeds 4 GiB".into())
 }
 
+/// Bytes of encoded positions buffered before they go to the scratch file.
+const SPILL_BYTES: usize = 8 << 20;
+
+/// The positions section, which the file holds after the postings and the
+/// terms: its regions are encoded into a buffer that goes to an unlinked
+/// scratch file next to the segment whenever it holds `limit` bytes, and
+/// are copied into the segment at the end, so the section is never held
+/// whole.
+struct PositionsSpill {
+    buf: Vec<u8>,
+    /// The scratch file, once the buffer first filled.
+    file: Option<File>,
+    /// Its name (gone once it is created).
+    path: PathBuf,
+    limit: usize,
+}
+
+impl PositionsSpill {
+    fn new(segment: &Path, limit: usize) -> PositionsSpill {
+        let mut name = segment.as_os_str().to_owned();
+        name.push(".positions.tmp");
+        PositionsSpill {
+            buf: Vec::new(),
+            file: None,
+            path: name.into(),
+            limit,
+        }
+    }
+
+    /// Encodes one term's positions; returns the region's length.
+    fn add(&mut self, tfs: &[u32], positions: &[u32], io: &IoHooks) -> Result<u64> {
+        let before = self.buf.len();
+        positions::encode(tfs, positions, &mut self.buf)
+            .map_err(|e| Error::InvalidArgument(e.0.into()))?;
+        let len = (self.buf.len() - before) as u64;
+        if self.buf.len() >= self.limit {
+            let file = match &mut self.file {
+                Some(f) => f,
+                None => self.file.insert(io.scratch_file(&self.path)?),
+            };
+            io.check_write(&self.path)?;
+            file.write_all(&self.buf)
+                .map_err(|e| Error::io(&self.path, e))?;
+            self.buf.clear();
+        }
+        Ok(len)
+    }
+
+    /// Appends the section's bytes (the scratch file's, then the buffer's)
+    /// to the open section of `out`.
+    fn copy_to(
+        mut self,
+        out: &mut SegmentFileWriter<BufWriter<File>>,
+        segment: &Path,
+    ) -> Result<()> {
+        if let Some(mut f) = self.file.take() {
+            let ioe = |e| Error::io(&self.path, e);
+            f.seek(SeekFrom::Start(0)).map_err(ioe)?;
+            let mut chunk = vec![0u8; 1 << 20];
+            loop {
+                let n = f.read(&mut chunk).map_err(ioe)?;
+                if n == 0 {
+                    break;
+                }
+                out.write(&chunk[..n]).map_err(|e| Error::io(segment, e))?;
+            }
+        }
+        out.write(&self.buf).map_err(|e| Error::io(segment, e))
+    }
+}
+
 /// Streams postings term by term, then writes the other sections.
 pub(crate) struct SegmentWriter {
     path: PathBuf,
     file: SegmentFileWriter<BufWriter<File>>,
     terms: TermsEncoder,
-    /// The positions section, built in memory (written after the postings).
-    positions: Vec<u8>,
+    /// The positions section (written after the postings and the terms).
+    positions: PositionsSpill,
     scratch: Vec<u8>,
     doc_count: u32,
 }
@@ -224,6 +295,17 @@ impl SegmentWriter {
         schema: &Schema,
         doc_count: u32,
         io: &IoHooks,
+    ) -> Result<SegmentWriter> {
+        Self::with_spill(path, schema, doc_count, io, SPILL_BYTES)
+    }
+
+    /// [`Self::create`], spilling positions every `spill` bytes.
+    fn with_spill(
+        path: &Path,
+        schema: &Schema,
+        doc_count: u32,
+        io: &IoHooks,
+        spill: usize,
     ) -> Result<SegmentWriter> {
         if doc_count > segment::MAX_SEGMENT_DOCS {
             return Err(Error::InvalidArgument(format!(
@@ -239,7 +321,7 @@ impl SegmentWriter {
             path: path.to_owned(),
             file,
             terms: TermsEncoder::new(schema.fields().iter().map(|f| f.positions).collect()),
-            positions: Vec::new(),
+            positions: PositionsSpill::new(path, spill),
             scratch: Vec::new(),
             doc_count,
         })
@@ -272,12 +354,7 @@ impl SegmentWriter {
             .map_err(|e| Error::io(&self.path, e))?;
         let pos_len = match positions {
             None => None,
-            Some(p) => {
-                let before = self.positions.len();
-                positions::encode(tfs, p, &mut self.positions)
-                    .map_err(|e| Error::InvalidArgument(e.0.into()))?;
-                Some((self.positions.len() - before) as u64)
-            }
+            Some(p) => Some(self.positions.add(tfs, p, io)?),
         };
         self.terms
             .add(
@@ -304,9 +381,12 @@ impl SegmentWriter {
             .section(segment::SECTION_TERMS, &terms)
             .map_err(ioe)?;
         drop(terms);
+        io.check_write(&path)?;
         self.file
-            .section(segment::SECTION_POSITIONS, &self.positions)
+            .begin_section(segment::SECTION_POSITIONS)
             .map_err(ioe)?;
+        self.positions.copy_to(&mut self.file, &path)?;
+        self.file.end_section();
 
         self.file
             .begin_section(segment::SECTION_NORMS)
@@ -384,5 +464,87 @@ impl SegmentWriter {
             .map_err(|e| Error::io(&path, e.into_error()))?;
         io.sync(&path, &file)?;
         Ok(len)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::FieldFlags;
+
+    /// Writes a segment of one text field with positions, its positions
+    /// spilled every `spill` bytes, to `dir/seg`; returns the file's bytes.
+    fn write(dir: &Path, spill: usize, io: &IoHooks) -> Result<Vec<u8>> {
+        let mut schema = Schema::new();
+        let flags = FieldFlags {
+            stored: true,
+            indexed: true,
+            sortable: false,
+        };
+        let body = schema.add_field("body", FieldType::Text, flags)?;
+        schema.set_positions(body, true)?;
+        let docs = 300u32;
+        let path = dir.join("seg");
+        let mut w = SegmentWriter::with_spill(&path, &schema, docs, io, spill)?;
+        for t in 0..40u32 {
+            let ds: Vec<u32> = (0..docs).filter(|d| d % (t + 1) == 0).collect();
+            let tfs: Vec<u32> = ds.iter().map(|d| 1 + (d + t) % 5).collect();
+            let pos: Vec<u32> = tfs.iter().flat_map(|&tf| (0..tf).map(|i| i * 3)).collect();
+            let key = format!("t{t:03}");
+            w.add_term(body, key.as_bytes(), &ds, &tfs, None, Some(&pos), io)?;
+        }
+        let norms = vec![5u8; docs as usize];
+        let stored = |sink: &mut dyn FnMut(&[u8]) -> Result<()>| -> Result<()> {
+            for d in 0..docs {
+                sink(format!("doc {d}").as_bytes())?;
+            }
+            Ok(())
+        };
+        w.finish(
+            SegmentParts {
+                doc_count: docs,
+                total_tokens: &[0],
+                norms: &[(body, &norms)],
+                stored: &stored,
+                sort: Vec::new(),
+            },
+            io,
+        )?;
+        std::fs::read(&path).map_err(|e| Error::io(&path, e))
+    }
+
+    #[test]
+    fn spilled_positions_give_the_same_bytes() {
+        let whole = tempfile::tempdir().unwrap();
+        let expected = write(whole.path(), usize::MAX, &IoHooks::new()).unwrap();
+        let spilled = tempfile::tempdir().unwrap();
+        assert_eq!(
+            write(spilled.path(), 64, &IoHooks::new()).unwrap(),
+            expected
+        );
+        // The scratch file is unlinked as soon as it is made.
+        let names: Vec<_> = std::fs::read_dir(spilled.path()).unwrap().collect();
+        assert_eq!(names.len(), 1);
+    }
+
+    #[test]
+    fn a_failure_at_any_step_leaves_no_scratch_file() {
+        let steps = {
+            let dir = tempfile::tempdir().unwrap();
+            let io = IoHooks::new();
+            write(dir.path(), 64, &io).unwrap();
+            io.steps()
+        };
+        for n in 0..steps {
+            let dir = tempfile::tempdir().unwrap();
+            assert!(
+                write(dir.path(), 64, &IoHooks::fail_at(n)).is_err(),
+                "step {n}"
+            );
+            for e in std::fs::read_dir(dir.path()).unwrap() {
+                let name = e.unwrap().file_name();
+                assert_eq!(name, "seg", "step {n} left {name:?}");
+            }
+        }
     }
 }
