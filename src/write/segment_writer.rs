@@ -374,13 +374,15 @@ impl SegmentWriter {
         let ioe = |e| Error::io(&path, e);
         self.file.end_section();
 
-        let mut terms = Vec::new();
-        self.terms.finish(&mut terms).map_err(|_| too_large())?;
+        let (head, blocks) = self.terms.finish_parts().map_err(|_| too_large())?;
         io.check_write(&path)?;
         self.file
-            .section(segment::SECTION_TERMS, &terms)
+            .begin_section(segment::SECTION_TERMS)
             .map_err(ioe)?;
-        drop(terms);
+        self.file.write(&head).map_err(ioe)?;
+        self.file.write(&blocks).map_err(ioe)?;
+        self.file.end_section();
+        drop(blocks);
         io.check_write(&path)?;
         self.file
             .begin_section(segment::SECTION_POSITIONS)
