@@ -1,5 +1,34 @@
 //! Merging segments into one: the sources' live documents, renumbered in
 //! order, written through the same [`SegmentWriter`] a flush uses.
+//!
+//! A merge streams: postings term by term (the sources' term cursors
+//! merged by key), stored documents block by block (twice, the block
+//! index coming first), sort columns 4096 ords at a time from the
+//! sources' ord arrays, and the positions section through a scratch file
+//! ([`SegmentWriter`]). What it holds, whatever the number and size of
+//! its sources:
+//!
+//! - of the sources' mapped files, what it read since it last released
+//!   their pages: at most [`RELEASE_BYTES`] (32 MiB) and the regions of
+//!   the term being merged;
+//! - fixed buffers of the output: 1 MiB of file buffer, up to 8 MiB of
+//!   positions before they spill, a stored block (16 KiB of raw bytes,
+//!   or one document when it is larger), a 1 MiB copy buffer;
+//! - per document: 4 bytes (the old-to-new document maps) and 1 byte per
+//!   text field (its norms, which the posting blocks' impacts read by
+//!   new document);
+//! - per term, the longest merged list: 8 bytes a posting (documents and
+//!   frequencies), 4 bytes a position for a field with positions, and
+//!   the list and its positions encoded;
+//! - per sort column, one at a time after the postings: 4 bytes per
+//!   distinct value of each source (its ord table) and the merged
+//!   column's values (8 bytes a distinct number while they are merged,
+//!   then encoded; a string column's distinct strings);
+//! - the output's term dictionary, encoded (a few bytes a term), and
+//!   each source's in-memory dictionary sample.
+//!
+//! Nothing else grows with the sources: `docs/perf.md` ("Merge memory")
+//! has the measurements.
 
 use std::cell::Cell;
 use std::path::Path;
@@ -137,6 +166,7 @@ pub(crate) fn merge_segments(
             }
         }
     }
+    drop((docs, tfs, positions));
     let norm_refs: Vec<(FieldId, &[u8])> = norms.iter().map(|(f, n)| (*f, n.as_slice())).collect();
     let pager = &pager;
     let maps = &maps;
