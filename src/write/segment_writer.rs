@@ -25,16 +25,6 @@ pub(crate) enum SortValues {
     Str(Vec<Option<String>>),
 }
 
-impl SortValues {
-    pub(crate) fn new(ty: FieldType) -> SortValues {
-        match ty {
-            FieldType::I64 => SortValues::I64(Vec::new()),
-            FieldType::F64 => SortValues::F64(Vec::new()),
-            _ => SortValues::Str(Vec::new()),
-        }
-    }
-}
-
 /// One sortable field's column as [`SegmentWriter::finish`] writes it:
 /// its sorted distinct values, encoded, and each document's ord.
 pub(crate) struct SortColumnParts<'a> {
@@ -94,6 +84,14 @@ fn assign_ords<T: Ord + Clone>(values: &[Option<T>]) -> (Vec<T>, Vec<u32>) {
 }
 
 impl SortValues {
+    pub(crate) fn new(ty: FieldType) -> SortValues {
+        match ty {
+            FieldType::I64 => SortValues::I64(Vec::new()),
+            FieldType::F64 => SortValues::F64(Vec::new()),
+            _ => SortValues::Str(Vec::new()),
+        }
+    }
+
     /// The column of the buffered values of `field`.
     pub(crate) fn column(&self, field: FieldId) -> SortColumnParts<'static> {
         let numeric = |ty, keys: Vec<Option<u64>>| {
