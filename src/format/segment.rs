@@ -208,35 +208,77 @@ pub const STORED_BLOCK_BYTES: usize = 16 * 1024;
 /// data: per block, LZ4 (block format, u32 uncompressed size first) of
 ///       { doc lengths as varints, then the documents' bytes }
 /// ```
+///
+/// A writer that cannot hold the section streams it instead: a first
+/// pass of a [`StoredBlockEncoder`] gives the blocks' sizes for
+/// [`put_stored_index`], a second one the blocks themselves.
 pub fn encode_stored(offsets: &[u64], blob: &[u8], out: &mut Vec<u8>) {
-    let doc_count = offsets.len() - 1;
-    let mut index = Vec::new();
-    let mut data = Vec::new();
-    let mut raw = Vec::new();
-    let mut first = 0;
-    while first < doc_count {
-        let mut last = first;
-        let start = offsets[first] as usize;
-        while last < doc_count
-            && (last == first || offsets[last] as usize - start < STORED_BLOCK_BYTES)
-        {
-            last += 1;
+    let mut enc = StoredBlockEncoder::default();
+    let (mut index, mut data) = (Vec::new(), Vec::new());
+    let mut add = |block: Option<(u32, Vec<u8>)>| {
+        if let Some((first, bytes)) = block {
+            index.push((first, data.len() as u64));
+            data.extend_from_slice(&bytes);
         }
-        raw.clear();
-        for d in first..last {
-            super::put_varint(&mut raw, offsets[d + 1] - offsets[d]);
-        }
-        raw.extend_from_slice(&blob[start..offsets[last] as usize]);
-        index.push((first as u32, data.len() as u64));
-        data.extend_from_slice(&lz4_flex::block::compress_prepend_size(&raw));
-        first = last;
+    };
+    for d in offsets.windows(2) {
+        add(enc.push(&blob[d[0] as usize..d[1] as usize]));
     }
+    add(enc.finish());
+    put_stored_index(&index, out);
+    out.extend_from_slice(&data);
+}
+
+/// Appends the head of the stored section: the block count and each
+/// block's `(first_doc, offset)`.
+pub fn put_stored_index(index: &[(u32, u64)], out: &mut Vec<u8>) {
     out.extend_from_slice(&(index.len() as u32).to_le_bytes());
     for (d, off) in index {
         out.extend_from_slice(&d.to_le_bytes());
         out.extend_from_slice(&off.to_le_bytes());
     }
-    out.extend_from_slice(&data);
+}
+
+/// Cuts documents' stored bytes, given one at a time in document order,
+/// into the compressed blocks of the stored section ([`encode_stored`]):
+/// a block takes documents while it holds fewer than
+/// [`STORED_BLOCK_BYTES`] raw bytes (and always at least one). It holds
+/// one block's documents.
+#[derive(Debug, Default)]
+pub struct StoredBlockEncoder {
+    /// The block's documents' lengths as varints, then their bytes.
+    raw: Vec<u8>,
+    docs: Vec<u8>,
+    first: u32,
+    next: u32,
+}
+
+impl StoredBlockEncoder {
+    /// Adds the next document's bytes; returns the block completed before
+    /// it (its first document and its compressed bytes), if any.
+    pub fn push(&mut self, doc: &[u8]) -> Option<(u32, Vec<u8>)> {
+        let done = (self.docs.len() >= STORED_BLOCK_BYTES)
+            .then(|| self.finish())
+            .flatten();
+        super::put_varint(&mut self.raw, doc.len() as u64);
+        self.docs.extend_from_slice(doc);
+        self.next += 1;
+        done
+    }
+
+    /// Completes the last block (`None` when no document is pending).
+    pub fn finish(&mut self) -> Option<(u32, Vec<u8>)> {
+        if self.next == self.first {
+            return None;
+        }
+        self.raw.extend_from_slice(&self.docs);
+        let block = lz4_flex::block::compress_prepend_size(&self.raw);
+        self.raw.clear();
+        self.docs.clear();
+        let first = self.first;
+        self.first = self.next;
+        Some((first, block))
+    }
 }
 
 /// A parsed stored section.

@@ -162,7 +162,18 @@ impl TermsEncoder {
 
     /// Appends the encoded section to `out`.
     pub fn finish(self, out: &mut Vec<u8>) -> Result<(), TooLarge> {
+        let (head, blocks) = self.finish_parts()?;
+        out.extend_from_slice(&head);
+        out.extend_from_slice(&blocks);
+        Ok(())
+    }
+
+    /// The encoded section in two parts, to be written one after the
+    /// other: the counts and block offsets, then the blocks (so a writer
+    /// need not copy the blocks to lay out the section).
+    pub fn finish_parts(self) -> Result<(Vec<u8>, Vec<u8>), TooLarge> {
         let blocks_len = u32::try_from(self.blocks.len()).map_err(|_| TooLarge)?;
+        let mut out = Vec::with_capacity(2 + 5 * self.counts.len() + 8 + 4 * self.offsets.len());
         out.extend_from_slice(&(self.counts.len() as u16).to_le_bytes());
         for (c, &p) in self.counts.iter().zip(&self.positions) {
             out.extend_from_slice(&c.to_le_bytes());
@@ -173,8 +184,7 @@ impl TermsEncoder {
             out.extend_from_slice(&o.to_le_bytes());
         }
         out.extend_from_slice(&blocks_len.to_le_bytes());
-        out.extend_from_slice(&self.blocks);
-        Ok(())
+        Ok((out, self.blocks))
     }
 }
 

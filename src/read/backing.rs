@@ -9,7 +9,7 @@ use std::fs::File;
 use std::io::Read;
 use std::path::Path;
 
-use memmap2::Mmap;
+use memmap2::{Mmap, UncheckedAdvice};
 
 use crate::error::{Error, Result};
 
@@ -125,5 +125,24 @@ impl Backing {
             return Err(wrong_length(path, backing.len() as u64, expected_len));
         }
         Ok(backing)
+    }
+
+    /// Lets the kernel drop this process's mapped pages of the file (a
+    /// no-op for a heap copy): they stop counting in its resident memory,
+    /// and the next access reads them again from the page cache. A reader
+    /// that streams through a file calls this now and then to keep only
+    /// what it read since resident.
+    pub(crate) fn release_pages(&self) {
+        if let Backing::Mmap(m) = self {
+            // SAFETY: the mapping is read-only and shared (`Mmap::map`), so
+            // MADV_DONTNEED only unmaps its pages: nothing is written back
+            // or discarded, and a later access faults the file's bytes in
+            // again. Those bytes are the ones read before, since a
+            // committed segment file is never modified (the file contract,
+            // `docs/FORMAT.md`); slices borrowed from the mapping stay
+            // valid, the mapping itself being unchanged. Advice is a hint:
+            // an error changes nothing and is ignored.
+            let _ = unsafe { m.unchecked_advise(UncheckedAdvice::DontNeed) };
+        }
     }
 }

@@ -620,6 +620,14 @@ impl SegmentReader {
         }
     }
 
+    /// Drops this process's resident pages of a mapped segment (see
+    /// [`ReadMode`]); the next read maps them in again. Lets a reader that
+    /// walks a whole segment, as a merge does, keep only what it read
+    /// recently resident. Answers are unchanged.
+    pub fn release_pages(&self) {
+        self.map.release_pages();
+    }
+
     /// The postings of a term found by [`Self::term`].
     pub fn postings(&self, info: &TermInfo) -> Result<Postings<'_>> {
         let region = &self.map[self.postings.0 + info.post_off..self.postings.0 + info.post_end];

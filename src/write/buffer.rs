@@ -10,7 +10,7 @@ use crate::format::norms::length_to_norm;
 use crate::format::segment::{MAX_SEGMENT_DOCS, i64_key, put_stored_value};
 use crate::schema::{FieldId, FieldType, Schema};
 use crate::write::io::IoHooks;
-use crate::write::segment_writer::{SegmentParts, SegmentWriter, SortValues};
+use crate::write::segment_writer::{SegmentParts, SegmentWriter, SortColumnFn, SortValues};
 
 /// Data bytes of a term's first chunk in the postings arena; each next
 /// chunk doubles, up to `FIRST_CHUNK << MAX_LEVEL` bytes.
@@ -545,20 +545,27 @@ impl SegmentBuffer {
             .enumerate()
             .filter_map(|(i, f)| f.norms.as_deref().map(|n| (FieldId(i as u16), n)))
             .collect();
-        let sort: Vec<(FieldId, &SortValues)> = self
+        let sort: Vec<SortColumnFn<'_>> = self
             .fields
             .iter()
             .enumerate()
-            .filter_map(|(i, f)| f.sort.as_ref().map(|s| (FieldId(i as u16), s)))
+            .filter_map(|(i, f)| {
+                let s = f.sort.as_ref()?;
+                Some(Box::new(move || Ok(s.column(FieldId(i as u16)))) as SortColumnFn<'_>)
+            })
             .collect();
         let file_len = w.finish(
-            &SegmentParts {
+            SegmentParts {
                 doc_count: self.doc_count,
                 total_tokens: &total_tokens,
                 norms: &norms,
-                stored_offsets: &self.stored_offsets,
-                stored_blob: &self.stored_blob,
-                sort: &sort,
+                stored: &|sink| {
+                    for d in self.stored_offsets.windows(2) {
+                        sink(&self.stored_blob[d[0] as usize..d[1] as usize])?;
+                    }
+                    Ok(())
+                },
+                sort,
             },
             io,
         )?;

@@ -93,6 +93,27 @@ impl IoHooks {
             .map_err(|e| Error::io(path, e))
     }
 
+    /// Creates a scratch file at `path`, read and written by the caller
+    /// alone: it is unlinked at once, so its space goes when it is closed
+    /// and only a crash between the two leaves its name (an existing file
+    /// of that name is truncated and taken over; a segment's scratch name
+    /// starts with the segment's, so the next writer's clean-up removes
+    /// it). One step: a failure is injected before the file is made.
+    pub(crate) fn scratch_file(&self, path: &Path) -> Result<File> {
+        self.step(path)?;
+        let f = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)
+            .map_err(|e| Error::io(path, e))?;
+        match std::fs::remove_file(path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::io(path, e)),
+            _ => Ok(f),
+        }
+    }
+
     /// Writes a whole small file and fsyncs it.
     pub(crate) fn write_file(&self, path: &Path, bytes: &[u8]) -> Result<()> {
         use std::io::Write;

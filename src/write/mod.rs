@@ -426,6 +426,10 @@ impl IndexWriter {
             entry.file_len,
             ReadMode::Mmap,
         )?);
+        // Opening checked the file's CRC, which read all of it; the writer
+        // reads little of it again (deletes) or streams through it
+        // (merges), so it need not stay resident.
+        r.release_pages();
         self.readers.insert(entry.id, r.clone());
         Ok(r)
     }
