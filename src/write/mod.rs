@@ -19,6 +19,7 @@ mod buffer;
 mod ingest;
 pub mod io;
 mod merge;
+mod policy;
 mod segment_writer;
 
 use std::collections::{HashMap, HashSet};
@@ -43,9 +44,16 @@ pub struct WriterConfig {
     pub memory_budget: usize,
     /// Also flush after this many documents (none: only the memory budget).
     pub max_docs_per_segment: Option<u32>,
-    /// Merge policy: when this many segments of the same size class exist
-    /// after a commit, merge them into one (0 or 1 turns automatic merging off).
+    /// Merge policy (see the `write` module): segments per size tier and
+    /// most segments merged at once; after a commit, while there are more
+    /// segments than about `merge_factor` per tier, adjacent segments of
+    /// similar sizes are merged. 0 or 1 turns automatic merging off
+    /// ([`IndexWriter::merge`] still merges).
     pub merge_factor: usize,
+    /// The automatic merges make no segment of more than this many live
+    /// documents, and leave alone segments of more than half of it (none:
+    /// no limit but the format's). [`IndexWriter::merge`] ignores it.
+    pub max_merge_docs: Option<u32>,
     /// Threads that analyse and invert documents (0 counts as 1). With
     /// more than one, each buffers its own segments under an equal share
     /// of `memory_budget`, documents going to them in contiguous runs of
@@ -63,6 +71,7 @@ impl Default for WriterConfig {
             memory_budget: 256 << 20,
             max_docs_per_segment: None,
             merge_factor: 10,
+            max_merge_docs: None,
             indexing_threads: 1,
             io: Arc::new(IoHooks::new()),
         }
@@ -586,38 +595,35 @@ impl IndexWriter {
         }
     }
 
-    /// Applies the merge policy: while `merge_factor` adjacent segments
-    /// share a size class (powers of the merge factor, in live documents),
-    /// merge the leftmost such run. Merging only adjacent segments keeps
-    /// documents in insertion order, so ties keep breaking the same way.
+    /// Applies the merge policy ([`policy`]): merges the windows of
+    /// adjacent segments it chooses, then chooses again, until it chooses
+    /// none. Merging only adjacent segments keeps documents in insertion
+    /// order, so ties keep breaking the same way.
     fn maybe_merge(&mut self) -> Result<()> {
-        let f = self.config.merge_factor;
-        if f < 2 {
-            return Ok(());
-        }
-        let level = |live: u32| {
-            let mut l = 0u32;
-            let mut x = u64::from(live.max(1));
-            while x >= f as u64 {
-                x /= f as u64;
-                l += 1;
-            }
-            l
-        };
         loop {
-            let levels: Vec<u32> = self
+            let sizes: Vec<u64> = self
                 .base
                 .segments
                 .iter()
-                .map(|s| level(s.doc_count - s.del_count))
+                .map(|s| u64::from(s.doc_count - s.del_count))
                 .collect();
-            let Some(start) = (0..levels.len().saturating_sub(f - 1))
-                .find(|&i| levels[i..i + f].iter().all(|&l| l == levels[i]))
-            else {
+            let windows = self.policy().choose(&sizes, &vec![false; sizes.len()]);
+            if windows.is_empty() {
                 return Ok(());
-            };
-            let group: Vec<usize> = (start..start + f).collect();
-            self.merge_group(&group)?;
+            }
+            // Right to left, so the indexes of the windows still to merge hold.
+            for w in windows.into_iter().rev() {
+                let group: Vec<usize> = w.collect();
+                self.merge_group(&group)?;
+            }
+        }
+    }
+
+    fn policy(&self) -> policy::Policy {
+        policy::Policy {
+            factor: self.config.merge_factor,
+            floor: policy::FLOOR_DOCS,
+            max_docs: u64::from(self.config.max_merge_docs.unwrap_or(u32::MAX)),
         }
     }
 
