@@ -229,8 +229,17 @@ pub fn child_main(
     corpus: &CorpusSpec,
     positions: bool,
     threads: usize,
+    commit_every: Option<u64>,
 ) -> i32 {
-    match child_index(engine, layout, dir, corpus, positions, threads) {
+    match child_index(
+        engine,
+        layout,
+        dir,
+        corpus,
+        positions,
+        threads,
+        commit_every,
+    ) {
         Ok(r) => {
             println!("{}", r.to_json());
             0
@@ -293,8 +302,15 @@ fn child_index(
     corpus: &CorpusSpec,
     positions: bool,
     threads: usize,
+    commit_every: Option<u64>,
 ) -> Result<IndexReport, String> {
     let n = total_docs(corpus)?;
+    let mut added = 0u64;
+    // Whether to commit after the document just added.
+    let mut commit_now = move || {
+        added += 1;
+        commit_every.is_some_and(|n| added.is_multiple_of(n))
+    };
     let per_segment = n.div_ceil(SEVERAL).max(1);
     if dir.exists() {
         std::fs::remove_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
@@ -330,7 +346,11 @@ fn child_index(
                     .add_str(body, &d.body)
                     .add_i64(year, d.year)
                     .add_str(category, &d.category);
-                w.add_document(&qd).map_err(|e| e.to_string())
+                w.add_document(&qd).map_err(|e| e.to_string())?;
+                if commit_now() {
+                    w.commit().map_err(|e| e.to_string())?;
+                }
+                Ok(())
             })?;
             w.commit().map_err(|e| e.to_string())?;
             if layout == Layout::One {
@@ -358,7 +378,7 @@ fn child_index(
                 td.add_text(category, &d.category);
                 let mut r = w.add_document(td).map(drop).map_err(|e| e.to_string());
                 since_commit += 1;
-                if layout == Layout::Several && since_commit == per_segment {
+                if commit_now() || layout == Layout::Several && since_commit == per_segment {
                     since_commit = 0;
                     if let Err(e) = w.commit() {
                         r = Err(e.to_string());
