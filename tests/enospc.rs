@@ -34,10 +34,13 @@ fn doc(f: &Fields, i: i64) -> Document {
     d
 }
 
+/// Merges within the commit: the steps are then the same in every run,
+/// so each can be made to fail in turn.
 fn config(io: Arc<IoHooks>) -> WriterConfig {
     WriterConfig {
         max_docs_per_segment: Some(10),
         merge_factor: 3,
+        background_merges: false,
         io,
         ..Default::default()
     }
