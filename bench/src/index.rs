@@ -15,7 +15,7 @@ use tantivy::tokenizer::{LowerCaser, RemoveLongFilter, SimpleTokenizer, TextAnal
 use tantivy::{Index, TantivyDocument};
 
 use crate::corpus::{CorpusSpec, Doc, Opened};
-use crate::util::{cpu_seconds, dir_bytes, vm_hwm_kib};
+use crate::util::{cpu_seconds, dir_bytes, vm_hwm_kib, written_bytes};
 
 /// The name the bench registers its analyzer under in tantivy.
 pub const TOKENIZER: &str = "quarry";
@@ -353,6 +353,22 @@ fn child_index(
                 Ok(())
             })?;
             w.commit().map_err(|e| e.to_string())?;
+            if commit_every.is_some() {
+                // What the merge policy leaves, once its merges are done.
+                let report = |when: &str| -> Result<(), String> {
+                    let s = quarry::Searcher::open(dir).map_err(|e| e.to_string())?;
+                    eprintln!(
+                        "quarry-bench: {} segments {when}, {:.1} s, {} bytes written",
+                        s.snapshot().segments().len(),
+                        t0.elapsed().as_secs_f64(),
+                        written_bytes()
+                    );
+                    Ok(())
+                };
+                report("after the last commit")?;
+                w.wait_merges().map_err(|e| e.to_string())?;
+                report("after its merges")?;
+            }
             if layout == Layout::One {
                 w.merge(1).map_err(|e| e.to_string())?;
             }
@@ -398,6 +414,9 @@ fn child_index(
     }
     let wall_s = t0.elapsed().as_secs_f64();
     let cpu_s = cpu_seconds() - cpu0;
+    if commit_every.is_some() {
+        eprintln!("quarry-bench: {} bytes written in all", written_bytes());
+    }
     let segments = match engine {
         Engine::Quarry => quarry::Searcher::open(dir)
             .map_err(|e| e.to_string())?

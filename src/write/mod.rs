@@ -134,6 +134,8 @@ pub struct IndexWriter {
     merger: Option<background::MergeThread>,
     /// The first failure of a background merge not yet reported.
     merge_error: Option<Error>,
+    /// Rolled back: dropping it starts and finishes no merge.
+    rolled_back: bool,
 }
 
 impl Drop for IndexWriter {
@@ -145,7 +147,7 @@ impl Drop for IndexWriter {
     /// What this cannot remove (or what a crash leaves when it never runs)
     /// is removed by the next writer when it opens the index.
     fn drop(&mut self) {
-        if !std::thread::panicking() {
+        if !std::thread::panicking() && !self.rolled_back {
             let _ = self.wait_merges();
         }
         self.stop_merges();
@@ -301,6 +303,7 @@ impl IndexWriter {
             merges: Vec::new(),
             merger: None,
             merge_error: None,
+            rolled_back: false,
         }
     }
 
@@ -319,12 +322,15 @@ impl IndexWriter {
         self.base.generation
     }
 
-    /// Discards everything added and deleted since the last commit and
-    /// removes every file the last commit does not reference (segments
-    /// flushed since, the tombstones and `.tmp` manifest of a commit that
-    /// failed before publishing), then releases the lock. The directory is
-    /// left exactly as the last commit wrote it.
+    /// Discards everything added and deleted since the last commit, cancels
+    /// the background merges not yet published, and removes every file the
+    /// last commit does not reference (segments flushed since, merged
+    /// segments, the tombstones and `.tmp` manifest of a commit that failed
+    /// before publishing), then releases the lock. The directory is left
+    /// exactly as the last publication (a commit, or merges published
+    /// after it) wrote it.
     pub fn rollback(mut self) {
+        self.rolled_back = true;
         self.stop_merges();
         self.pending.clear();
         self.deletes.clear();
