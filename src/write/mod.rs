@@ -14,6 +14,32 @@
 //! newest manifest, so the next writer removes them as soon as it holds the
 //! lock ([`IndexWriter::open`]), exactly as a commit removes what it
 //! superseded, and never reuses the segment id of a file it could not remove.
+//!
+//! Merging: after each publication the merge policy ([`policy`]) chooses
+//! contiguous runs of segments to merge (documents keep their insertion
+//! order, and so ties their order). With [`WriterConfig::background_merges`]
+//! (the default) the merges run on the writer's merge thread while
+//! documents are added and committed; the thread only writes the merged
+//! segment file. The writer publishes a finished merge itself, on its own
+//! thread, in its next manifest: the next commit's (which then also holds
+//! the new documents), or one of its own when the caller merges
+//! ([`IndexWriter::merge`]), waits ([`IndexWriter::wait_merges`]) or drops
+//! the writer. So manifests are written by one thread, in the order of
+//! their generations, by the protocol above; a crash during a merge leaves
+//! an unpublished segment file, garbage like any other. A segment being
+//! merged is not chosen by another merge, and may still receive deletes:
+//! the merge's sources are the segments as they were when it started, and
+//! when it is published, the documents deleted from its sources since
+//! (their tombstones changed, or the whole segment was dropped) are
+//! deleted from the merged segment through the merge's renumbering. A
+//! merge that fails (a full disk) removes its partial file, leaves its
+//! sources as they are, and its error is returned by the next commit,
+//! merge or wait (after that call's own publication); the policy chooses
+//! it again after the next publication. Dropping the writer waits for the
+//! merges and publishes them; [`IndexWriter::rollback`] cancels them.
+//!
+//! A merge runs beside indexing: its memory (see `merge.rs`) adds to the
+//! indexing buffers', and one merge runs at a time.
 
 mod background;
 mod buffer;
@@ -45,11 +71,14 @@ pub struct WriterConfig {
     pub memory_budget: usize,
     /// Also flush after this many documents (none: only the memory budget).
     pub max_docs_per_segment: Option<u32>,
-    /// Merge policy (see the `write` module): segments per size tier and
-    /// most segments merged at once; after a commit, while there are more
-    /// segments than about `merge_factor` per tier, adjacent segments of
-    /// similar sizes are merged. 0 or 1 turns automatic merging off
-    /// ([`IndexWriter::merge`] still merges).
+    /// Merge policy: segments allowed per size tier, and most segments
+    /// merged at once (at least 3). After each commit, while there are
+    /// more segments than about `merge_factor` per tier (tiers growing by
+    /// this factor from 10,000 live documents), runs of adjacent segments
+    /// of similar sizes are merged: the segment count stays logarithmic in
+    /// the documents, and so does the number of times a document is
+    /// rewritten. 0 or 1 turns automatic merging off ([`IndexWriter::merge`]
+    /// still merges).
     pub merge_factor: usize,
     /// The automatic merges make no segment of more than this many live
     /// documents, and leave alone segments of more than half of it (none:
@@ -881,11 +910,18 @@ impl IndexWriter {
     /// is gone, its sources are as committed) and its error kept for the
     /// next report.
     fn poll_merges(&mut self, block: bool) {
-        let Some(merger) = &self.merger else {
-            return;
-        };
         while self.merges.iter().any(|m| m.done.is_none()) {
+            let Some(merger) = &self.merger else {
+                return;
+            };
             let Some(r) = merger.report(block) else {
+                if block {
+                    // The thread is gone: its panic goes on here.
+                    if let Some(mut merger) = self.merger.take() {
+                        merger.stop();
+                    }
+                    self.merges.retain(|m| m.done.is_some());
+                }
                 break;
             };
             match r.result {
