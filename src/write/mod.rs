@@ -15,7 +15,7 @@
 //! lock ([`IndexWriter::open`]), exactly as a commit removes what it
 //! superseded, and never reuses the segment id of a file it could not remove.
 //!
-//! Merging: after each publication the merge policy ([`policy`]) chooses
+//! Merging: after each publication the merge policy (`policy.rs`) chooses
 //! contiguous runs of segments to merge (documents keep their insertion
 //! order, and so ties their order). With [`WriterConfig::background_merges`]
 //! (the default) the merges run on the writer's merge thread while
