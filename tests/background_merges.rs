@@ -122,36 +122,39 @@ fn background_merges_search_like_merges_within_the_commit() {
     }
 }
 
-/// Five segments of 10 committed: the policy (factor 3; below the floor
+/// Five equal segments committed: the policy (factor 3; below the floor
 /// every segment counts as one of the floor's size) merges the first three
 /// on the merge thread. Deletes committed right after hit them, one
-/// source entirely; whether the merge finished before that commit or
-/// after, the merged segment carries the deletes.
+/// source entirely (then dropped from the manifest). Whichever commit or
+/// wait publishes the merge (here mostly the wait: the thread has not
+/// reported yet when the delete commit looks), the merged segment carries
+/// the deletes; segments of 10 and of 1,500 documents.
 #[test]
 fn deletes_committed_during_a_merge_are_carried_by_the_merged_segment() {
     for round in 0..12 {
+        let seg: i64 = if round % 2 == 0 { 10 } else { 1500 };
         let dir = common::fast_tempdir();
         let (schema, f) = common::id_body_year();
         let config = WriterConfig {
-            max_docs_per_segment: Some(10),
+            max_docs_per_segment: Some(seg as u32),
             ..config(true)
         };
         let mut w = IndexWriter::create(dir.path(), &schema, config).unwrap();
         let mut rng = Rng(round);
-        for id in 0..50 {
+        for id in 0..5 * seg {
             w.add_document(&doc(&f, id, &mut rng)).unwrap();
         }
         w.commit().unwrap();
         // Some from each segment, and all of the first.
-        let mut victims: Vec<i64> = (0..10).collect();
-        victims.extend([13, 17, 25, 31, 39]);
+        let mut victims: Vec<i64> = (0..seg).collect();
+        victims.extend([seg + 3, seg + 7, 2 * seg + 5, 3 * seg + 1, 3 * seg + 9]);
         for &v in &victims {
             w.delete_term(f.id, &Value::I64(v)).unwrap();
         }
         w.commit().unwrap();
         w.wait_merges().unwrap();
         let s = Searcher::open(dir.path()).unwrap();
-        let want: Vec<i64> = (0..50).filter(|i| !victims.contains(i)).collect();
+        let want: Vec<i64> = (0..5 * seg).filter(|i| !victims.contains(i)).collect();
         assert_eq!(common::live_ids(&s, f.id), want, "round {round}");
         assert_eq!(s.num_docs(), want.len() as u64);
         let segments = s.snapshot().segments();
