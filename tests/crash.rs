@@ -1,8 +1,12 @@
 //! The real `quarry` binary killed with SIGKILL at random instants while it
 //! flushes, commits, deletes and merges: after every kill the index opens,
 //! holds exactly the documents of the last completed commit, and the next
-//! writer succeeds. Also the lock: a live writer's lock refuses a second
-//! writer with a clear error, a killed writer's lock blocks nobody.
+//! writer succeeds. Runs without `--segment-docs` use the default merge
+//! policy, whose merges run on the writer's merge thread beside the
+//! commit and are finished when the writer closes, so a kill can also
+//! land in a background merge or in its publication. Also the lock: a
+//! live writer's lock refuses a second writer with a clear error, a
+//! killed writer's lock blocks nobody.
 //!
 //! The kill instants come from a seeded generator, so every run makes the
 //! same choices (batches, flags, delays); where in its work a process is at

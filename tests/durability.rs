@@ -227,6 +227,98 @@ fn a_crash_during_merge_leaves_old_or_merged() {
     }
 }
 
+/// A writer whose file system stops at any step (every step from it on
+/// fails, as if the machine stopped there) while merges run on its merge
+/// thread: the steps of the commits that start them, of the merges, of
+/// publishing them and of closing the writer, on either thread. The index
+/// holds the documents of the last commit published, not one lost, and the
+/// next writer opens it, leaves nothing unreferenced, appends and merges.
+#[test]
+fn a_crash_during_background_merges_loses_no_commit_and_the_next_writer_appends() {
+    use std::collections::BTreeSet;
+    let background = |io: IoHooks| WriterConfig {
+        merge_factor: 3,
+        background_merges: true,
+        ..config(io)
+    };
+    // Adds 60..200, commits, deletes every seventh, commits, waits for
+    // the merges; returns the ids of the last commit published (a commit
+    // is published when the writer's generation moves).
+    let workload = |w: &mut IndexWriter, f: &Fields| -> BTreeSet<i64> {
+        let added: BTreeSet<i64> = (0..200).collect();
+        let kept: BTreeSet<i64> = (0..200).filter(|i| i % 7 != 0).collect();
+        let mut committed: BTreeSet<i64> = (0..60).collect();
+        let mut commit = |w: &mut IndexWriter, ids: &BTreeSet<i64>| {
+            let g = w.generation();
+            let r = w.commit();
+            if w.generation() != g {
+                committed = ids.clone();
+            }
+            r.is_ok()
+        };
+        let _ = (60..200)
+            .try_for_each(|i| w.add_document(&doc(f, i)))
+            .map(|()| commit(w, &added))
+            .and_then(|ok| {
+                (0..200)
+                    .step_by(7)
+                    .try_for_each(|i| w.delete_term(f.id, &Value::I64(i)))
+                    .map(|()| ok && commit(w, &kept) && w.wait_merges().is_ok())
+            });
+        committed
+    };
+    let tmp = common::fast_tempdir();
+    let f = base_index(tmp.path());
+    let hooks = Arc::new(IoHooks::new());
+    let mut w = IndexWriter::open(
+        tmp.path(),
+        WriterConfig {
+            io: hooks.clone(),
+            ..background(IoHooks::new())
+        },
+    )
+    .unwrap();
+    let all = workload(&mut w, &f);
+    assert_eq!(all.len(), 200 - 29);
+    drop(w);
+    let steps = hooks.steps();
+    assert!(
+        Searcher::open(tmp.path())
+            .unwrap()
+            .snapshot()
+            .segments()
+            .len()
+            < 8
+    );
+
+    for n in 0..steps {
+        let tmp = common::fast_tempdir();
+        let f = base_index(tmp.path());
+        let mut w = IndexWriter::open(tmp.path(), background(IoHooks::fail_at(n))).unwrap();
+        let committed = workload(&mut w, &f);
+        drop(w);
+        let s = Searcher::open(tmp.path()).unwrap();
+        let on_disk: BTreeSet<i64> = common::live_ids(&s, f.id).into_iter().collect();
+        assert_eq!(on_disk, committed, "step {n}");
+        // The next writer cleans up, appends and merges.
+        let mut w = IndexWriter::open(tmp.path(), background(IoHooks::new())).unwrap();
+        assert_eq!(unreferenced(tmp.path()), Vec::<String>::new(), "step {n}");
+        for i in 500..560 {
+            w.add_document(&doc(&f, i)).unwrap();
+        }
+        w.commit().unwrap();
+        w.wait_merges()
+            .unwrap_or_else(|e| panic!("step {n}: the next writer merges: {e}"));
+        drop(w);
+        let s = Searcher::open(tmp.path()).unwrap();
+        let mut want = on_disk.clone();
+        want.extend(500..560);
+        let got: BTreeSet<i64> = common::live_ids(&s, f.id).into_iter().collect();
+        assert_eq!(got, want, "step {n}");
+        assert_eq!(unreferenced(tmp.path()), Vec::<String>::new(), "step {n}");
+    }
+}
+
 /// An index with the most a crash can leave behind: a writer that stopped
 /// at the rename of its manifest left flushed segments, tombstones and the
 /// `.tmp` manifest. Returns the index, its fields and its state.

@@ -34,10 +34,13 @@ fn doc(f: &Fields, i: i64) -> Document {
     d
 }
 
+/// Merges within the commit: the steps are then the same in every run,
+/// so each can be made to fail in turn.
 fn config(io: Arc<IoHooks>) -> WriterConfig {
     WriterConfig {
         max_docs_per_segment: Some(10),
         merge_factor: 3,
+        background_merges: false,
         io,
         ..Default::default()
     }
@@ -198,6 +201,105 @@ fn a_full_disk_at_any_step_fails_cleanly_and_the_same_writer_recovers() {
     for kind in ["flush", "commit", "merge"] {
         assert!(failed_in.get(kind).is_some_and(|&c| c > 3), "{failed_in:?}");
     }
+}
+
+/// A full disk while merges run on the merge thread: each step of a
+/// commit that starts merges, of the merges and of publishing them fails
+/// in turn, once (a transient full disk, on whichever thread reaches the
+/// step). Whatever failed, the index stays the last commit with every
+/// acknowledged document, no partial merged file survives, the failure is
+/// reported by a later call (a commit, or waiting for the merges), and
+/// once the writer reported it the merges go through; the next commit
+/// leaves no garbage.
+#[test]
+fn a_full_disk_during_a_background_merge_loses_nothing_and_is_reported() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let background = |io| WriterConfig {
+        background_merges: true,
+        ..config(io)
+    };
+    // 20 documents in two segments, then 40 more: six segments, over the
+    // budget (factor 3), so the commit starts a merge.
+    let workload = |w: &mut IndexWriter, f: &Fields| -> Result<u64> {
+        for i in 20..60 {
+            w.add_document(&doc(f, i))?;
+        }
+        w.commit()?;
+        w.wait_merges()
+    };
+    let tmp = common::fast_tempdir();
+    let f = base_index(tmp.path());
+    let hooks = Arc::new(IoHooks::new());
+    let mut w = IndexWriter::open(tmp.path(), background(hooks.clone())).unwrap();
+    workload(&mut w, &f).unwrap();
+    let merged = Searcher::open(tmp.path())
+        .unwrap()
+        .snapshot()
+        .segments()
+        .len();
+    assert!(merged < 6, "{merged} segments: the policy merged");
+    drop(w);
+    let steps = hooks.steps();
+    let all: BTreeSet<i64> = (0..60).collect();
+
+    let mut reported_late = 0;
+    for n in 0..steps {
+        let tmp = common::fast_tempdir();
+        let f = base_index(tmp.path());
+        let hooks = Arc::new(IoHooks::fail_once_at(n));
+        let mut w = IndexWriter::open(tmp.path(), background(hooks.clone())).unwrap();
+        let mut committed = false;
+        let mut errors = 0;
+        // Adding (flushes), committing, then waiting for the merges; an
+        // add or commit that fails is retried (the disk has space again).
+        for i in 20..60 {
+            if let Err(e) = w.add_document(&doc(&f, i)) {
+                assert!(is_enospc(&e), "step {n}: {e:?}");
+                errors += 1;
+                w.add_document(&doc(&f, i)).unwrap();
+            }
+        }
+        let generation = w.generation();
+        match w.commit() {
+            Ok(_) => committed = true,
+            Err(e) => {
+                assert!(is_enospc(&e), "step {n}: {e:?}");
+                errors += 1;
+                committed |= w.generation() != generation;
+            }
+        }
+        if !committed {
+            w.commit().unwrap();
+        }
+        // Every acknowledged document is committed, merges or not.
+        assert_eq!(on_disk(tmp.path(), &f), all, "step {n}");
+        match w.wait_merges() {
+            Ok(_) => {}
+            Err(e) => {
+                assert!(is_enospc(&e), "step {n}: {e:?}");
+                errors += 1;
+                reported_late += 1;
+                assert_eq!(on_disk(tmp.path(), &f), all, "step {n}");
+                // Reported once; the merge is chosen again and now works.
+                w.wait_merges()
+                    .unwrap_or_else(|e| panic!("step {n}: merging again: {e}"));
+            }
+        }
+        assert!(errors <= 1, "step {n}: one failure, {errors} errors");
+        assert_eq!(on_disk(tmp.path(), &f), all, "step {n}");
+        let s = Searcher::open(tmp.path()).unwrap();
+        assert_eq!(s.snapshot().segments().len(), merged, "step {n}");
+        // What a failed removal left goes with the next commit.
+        w.commit().unwrap();
+        drop(w);
+        assert_eq!(
+            common::unreferenced(tmp.path()),
+            Vec::<String>::new(),
+            "step {n}"
+        );
+    }
+    // Some failures hit the merge thread and came back by waiting.
+    assert!(reported_late > 3, "{reported_late} merge failures");
 }
 
 const TMPFS_CHILD: &str = "QUARRY_TEST_TMPFS_CHILD";

@@ -15,7 +15,7 @@ use tantivy::tokenizer::{LowerCaser, RemoveLongFilter, SimpleTokenizer, TextAnal
 use tantivy::{Index, TantivyDocument};
 
 use crate::corpus::{CorpusSpec, Doc, Opened};
-use crate::util::{cpu_seconds, dir_bytes, vm_hwm_kib};
+use crate::util::{cpu_seconds, dir_bytes, vm_hwm_kib, written_bytes};
 
 /// The name the bench registers its analyzer under in tantivy.
 pub const TOKENIZER: &str = "quarry";
@@ -229,8 +229,17 @@ pub fn child_main(
     corpus: &CorpusSpec,
     positions: bool,
     threads: usize,
+    commit_every: Option<u64>,
 ) -> i32 {
-    match child_index(engine, layout, dir, corpus, positions, threads) {
+    match child_index(
+        engine,
+        layout,
+        dir,
+        corpus,
+        positions,
+        threads,
+        commit_every,
+    ) {
         Ok(r) => {
             println!("{}", r.to_json());
             0
@@ -293,8 +302,15 @@ fn child_index(
     corpus: &CorpusSpec,
     positions: bool,
     threads: usize,
+    commit_every: Option<u64>,
 ) -> Result<IndexReport, String> {
     let n = total_docs(corpus)?;
+    let mut added = 0u64;
+    // Whether to commit after the document just added.
+    let mut commit_now = move || {
+        added += 1;
+        commit_every.is_some_and(|n| added.is_multiple_of(n))
+    };
     let per_segment = n.div_ceil(SEVERAL).max(1);
     if dir.exists() {
         std::fs::remove_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
@@ -330,9 +346,29 @@ fn child_index(
                     .add_str(body, &d.body)
                     .add_i64(year, d.year)
                     .add_str(category, &d.category);
-                w.add_document(&qd).map_err(|e| e.to_string())
+                w.add_document(&qd).map_err(|e| e.to_string())?;
+                if commit_now() {
+                    w.commit().map_err(|e| e.to_string())?;
+                }
+                Ok(())
             })?;
             w.commit().map_err(|e| e.to_string())?;
+            if commit_every.is_some() {
+                // What the merge policy leaves, once its merges are done.
+                let report = |when: &str| -> Result<(), String> {
+                    let s = quarry::Searcher::open(dir).map_err(|e| e.to_string())?;
+                    eprintln!(
+                        "quarry-bench: {} segments {when}, {:.1} s, {} bytes written",
+                        s.snapshot().segments().len(),
+                        t0.elapsed().as_secs_f64(),
+                        written_bytes()
+                    );
+                    Ok(())
+                };
+                report("after the last commit")?;
+                w.wait_merges().map_err(|e| e.to_string())?;
+                report("after its merges")?;
+            }
             if layout == Layout::One {
                 w.merge(1).map_err(|e| e.to_string())?;
             }
@@ -358,7 +394,7 @@ fn child_index(
                 td.add_text(category, &d.category);
                 let mut r = w.add_document(td).map(drop).map_err(|e| e.to_string());
                 since_commit += 1;
-                if layout == Layout::Several && since_commit == per_segment {
+                if commit_now() || layout == Layout::Several && since_commit == per_segment {
                     since_commit = 0;
                     if let Err(e) = w.commit() {
                         r = Err(e.to_string());
@@ -378,6 +414,9 @@ fn child_index(
     }
     let wall_s = t0.elapsed().as_secs_f64();
     let cpu_s = cpu_seconds() - cpu0;
+    if commit_every.is_some() {
+        eprintln!("quarry-bench: {} bytes written in all", written_bytes());
+    }
     let segments = match engine {
         Engine::Quarry => quarry::Searcher::open(dir)
             .map_err(|e| e.to_string())?

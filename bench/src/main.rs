@@ -59,6 +59,8 @@ OPTIONS:
                        engines (quarry WriterConfig::indexing_threads, tantivy
                        writer_with_num_threads(N, budget)), reported next to one
   --index-only         build and report the indexes only (no search measurement)
+  --commit-every N     (__index only) commit after every N documents, so the
+                       automatic merges run while indexing continues
   --sorted-only        run only the sorted classes (year:desc,score; category,year:desc)
   --positions          index the text fields' token positions in both engines (quarry
                        positions on, tantivy WithFreqsAndPositions), in their own
@@ -91,6 +93,9 @@ struct Args {
     index_threads: usize,
     /// Stop after indexing.
     index_only: bool,
+    /// The `__index` child commits after every this many documents
+    /// (none: once, at the end).
+    commit_every: Option<u64>,
 }
 
 fn parse_regimes(v: &str) -> Result<Vec<Regime>, String> {
@@ -115,6 +120,7 @@ fn parse_args(raw: Vec<String>) -> Result<Args, String> {
     let mut reuse = false;
     let mut threads = 1usize;
     let (mut index_threads, mut index_only) = (1usize, false);
+    let mut commit_every = None;
     let mut sorted_only = false;
     let (mut positions, mut phrases) = (false, false);
     let mut regimes = Regime::ALL.to_vec();
@@ -165,6 +171,9 @@ fn parse_args(raw: Vec<String>) -> Result<Args, String> {
             Long("threads") => threads = p.value().map_err(e)?.parse().map_err(e)?,
             Long("index-threads") => index_threads = p.value().map_err(e)?.parse().map_err(e)?,
             Long("index-only") => index_only = true,
+            Long("commit-every") => {
+                commit_every = Some(p.value().map_err(e)?.parse::<u64>().map_err(e)?.max(1));
+            }
             Short('h') | Long("help") => {
                 println!("{USAGE}");
                 std::process::exit(0);
@@ -230,6 +239,7 @@ fn parse_args(raw: Vec<String>) -> Result<Args, String> {
         positions: positions || phrases,
         index_threads: index_threads.max(1),
         index_only,
+        commit_every,
     })
 }
 
@@ -261,6 +271,7 @@ fn child(raw: &[String]) -> ExitCode {
         &args.corpus,
         args.positions,
         args.index_threads,
+        args.commit_every,
     ) as u8)
 }
 

@@ -26,6 +26,19 @@ pub fn vm_hwm_kib() -> u64 {
         .unwrap_or(0)
 }
 
+/// Bytes this process handed to write calls (`wchar` of /proc/self/io),
+/// what its files' writes add up to, page cache or not.
+pub fn written_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/io")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("wchar:"))
+                .and_then(|v| v.trim().parse().ok())
+        })
+        .unwrap_or(0)
+}
+
 /// Total bytes of the files under `dir`.
 pub fn dir_bytes(dir: &Path) -> u64 {
     let Ok(rd) = std::fs::read_dir(dir) else {

@@ -162,7 +162,9 @@ fn status_codes_are_frozen_and_in_the_header() {
                 && !k.starts_with("QUARRY_TOTAL_")
                 && !k.starts_with("QUARRY_VALUE_")
                 && !k.starts_with("QUARRY_HIGHLIGHT_")
+                && !k.starts_with("QUARRY_INDEXER_")
                 && k != "QUARRY_MAX_QUERY_DEPTH"
+                && k != "QUARRY_MAX_INDEXING_THREADS"
                 && k != "QUARRY_H"
         })
         .count();

@@ -233,6 +233,12 @@ impl Pool {
         }
     }
 
+    /// A segment id at least `at_least` that no flush takes.
+    pub(crate) fn take_id(&self, at_least: u64) -> u64 {
+        self.ids.fetch_max(at_least, Ordering::Relaxed);
+        self.ids.fetch_add(1, Ordering::Relaxed)
+    }
+
     /// Checks `doc` and queues it as document `seq` of the writer; segment
     /// ids start at `next_id` or later.
     pub(crate) fn add(

@@ -29,9 +29,14 @@
 //!
 //! Nothing else grows with the sources: `docs/perf.md` ("Merge memory")
 //! has the measurements.
+//!
+//! A merge can be cancelled (the writer closing while it runs on the
+//! merge thread): it checks its flag between terms and between stored
+//! documents, and stops with an error; the caller removes the partial file.
 
 use std::cell::Cell;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::error::{Error, Result};
 use crate::read::{LiveSegment, SortColumn, StoredCache, TermInfo, Terms};
@@ -41,13 +46,30 @@ use crate::write::segment_writer::{
     SegmentParts, SegmentWriter, SortColumnFn, SortColumnParts, numeric_values, string_values,
 };
 
+/// The error of a merge stopped by its cancel flag.
+fn cancelled(path: &Path) -> Error {
+    Error::io(
+        path,
+        std::io::Error::new(std::io::ErrorKind::Interrupted, "merge cancelled"),
+    )
+}
+
 /// Writes the merge of `sources` to `path`; returns (documents, file length).
+/// Stops with an error soon after `cancel` is set.
 pub(crate) fn merge_segments(
     schema: &Schema,
     sources: &[LiveSegment],
     path: &Path,
     io: &IoHooks,
+    cancel: &AtomicBool,
 ) -> Result<(u32, u64)> {
+    let check = || {
+        if cancel.load(Ordering::Relaxed) {
+            Err(cancelled(path))
+        } else {
+            Ok(())
+        }
+    };
     // Old doc -> new doc per source (u32::MAX for deleted documents).
     let mut maps = Vec::with_capacity(sources.len());
     let mut next = 0u32;
@@ -109,6 +131,7 @@ pub(crate) fn merge_segments(
         }
         let mut key = Vec::new();
         while let Some(min) = heads.iter().flatten().map(|h| &h.0).min() {
+            check()?;
             key.clear();
             key.extend_from_slice(min);
             docs.clear();
@@ -187,6 +210,7 @@ pub(crate) fn merge_segments(
                     let mut cache = StoredCache::default();
                     for d in 0..s.reader.doc_count() {
                         if map[d as usize] != u32::MAX {
+                            check()?;
                             let bytes = s.reader.stored_bytes(d, &mut cache)?;
                             pager.read(bytes.len() as u64);
                             sink(bytes)?;

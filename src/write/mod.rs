@@ -14,17 +14,46 @@
 //! newest manifest, so the next writer removes them as soon as it holds the
 //! lock ([`IndexWriter::open`]), exactly as a commit removes what it
 //! superseded, and never reuses the segment id of a file it could not remove.
+//!
+//! Merging: after each publication the merge policy (`policy.rs`) chooses
+//! contiguous runs of segments to merge (documents keep their insertion
+//! order, and so ties their order). With [`WriterConfig::background_merges`]
+//! (the default) the merges run on the writer's merge thread while
+//! documents are added and committed; the thread only writes the merged
+//! segment file. The writer publishes a finished merge itself, on its own
+//! thread, in its next manifest: the next commit's (which then also holds
+//! the new documents), or one of its own when the caller merges
+//! ([`IndexWriter::merge`]), waits ([`IndexWriter::wait_merges`]) or drops
+//! the writer. So manifests are written by one thread, in the order of
+//! their generations, by the protocol above; a crash during a merge leaves
+//! an unpublished segment file, garbage like any other. A segment being
+//! merged is not chosen by another merge, and may still receive deletes:
+//! the merge's sources are the segments as they were when it started, and
+//! when it is published, the documents deleted from its sources since
+//! (their tombstones changed, or the whole segment was dropped) are
+//! deleted from the merged segment through the merge's renumbering. A
+//! merge that fails (a full disk) removes its partial file, leaves its
+//! sources as they are, and its error is returned by the next commit,
+//! merge or wait (after that call's own publication); the policy chooses
+//! it again after the next publication. Dropping the writer waits for the
+//! merges and publishes them; [`IndexWriter::rollback`] cancels them.
+//!
+//! A merge runs beside indexing: its memory (see `merge.rs`) adds to the
+//! indexing buffers', and one merge runs at a time.
 
+mod background;
 mod buffer;
 mod ingest;
 pub mod io;
 mod merge;
+mod policy;
 mod segment_writer;
 
 use std::collections::{HashMap, HashSet};
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 
 use crate::document::{Document, Value};
 use crate::error::{Error, Result};
@@ -34,7 +63,6 @@ use crate::read::{LiveSegment, ReadMode, SegmentReader, latest_manifest};
 use crate::schema::{FieldId, FieldType, Schema};
 use buffer::SegmentBuffer;
 pub use io::IoHooks;
-use merge::merge_segments;
 
 /// Options of an [`IndexWriter`].
 #[derive(Clone, Debug)]
@@ -43,9 +71,24 @@ pub struct WriterConfig {
     pub memory_budget: usize,
     /// Also flush after this many documents (none: only the memory budget).
     pub max_docs_per_segment: Option<u32>,
-    /// Merge policy: when this many segments of the same size class exist
-    /// after a commit, merge them into one (0 or 1 turns automatic merging off).
+    /// Merge policy: segments allowed per size tier, and most segments
+    /// merged at once (at least 3). After each commit, while there are
+    /// more segments than about `merge_factor` per tier (tiers growing by
+    /// this factor from 10,000 live documents), runs of adjacent segments
+    /// of similar sizes are merged: the segment count stays logarithmic in
+    /// the documents, and so does the number of times a document is
+    /// rewritten. 0 or 1 turns automatic merging off ([`IndexWriter::merge`]
+    /// still merges).
     pub merge_factor: usize,
+    /// The automatic merges make no segment of more than this many live
+    /// documents, and leave alone segments of more than half of it (none:
+    /// no limit but the format's). [`IndexWriter::merge`] ignores it.
+    pub max_merge_docs: Option<u32>,
+    /// Run the automatic merges on the writer's merge thread, while
+    /// documents are added and committed (true, the default), or within
+    /// [`IndexWriter::commit`] (false: the segments after each commit
+    /// depend on the documents and commit points only).
+    pub background_merges: bool,
     /// Threads that analyse and invert documents (0 counts as 1). With
     /// more than one, each buffers its own segments under an equal share
     /// of `memory_budget`, documents going to them in contiguous runs of
@@ -63,6 +106,8 @@ impl Default for WriterConfig {
             memory_budget: 256 << 20,
             max_docs_per_segment: None,
             merge_factor: 10,
+            max_merge_docs: None,
+            background_merges: true,
             indexing_threads: 1,
             io: Arc::new(IoHooks::new()),
         }
@@ -74,6 +119,16 @@ struct PendingSegment {
     entry: SegmentEntry,
     /// Ordinal (among documents added by this writer) of its first document.
     first_seq: u64,
+}
+
+/// A merge started by this writer and not yet published.
+struct Merge {
+    /// The merged segment's id.
+    id: u64,
+    /// The sources as they were when it started (their deletes then).
+    sources: Vec<LiveSegment>,
+    /// (documents, file length) once written.
+    done: Option<(u32, u64)>,
 }
 
 struct PendingDelete {
@@ -102,14 +157,29 @@ pub struct IndexWriter {
     seq: u64,
     next_segment_id: u64,
     readers: HashMap<u64, Arc<SegmentReader>>,
+    /// Merges running or written, not yet published.
+    merges: Vec<Merge>,
+    /// The merge thread, once a background merge started.
+    merger: Option<background::MergeThread>,
+    /// The first failure of a background merge not yet reported.
+    merge_error: Option<Error>,
+    /// Rolled back: dropping it starts and finishes no merge.
+    rolled_back: bool,
 }
 
 impl Drop for IndexWriter {
+    /// Finishes the automatic merges (as [`IndexWriter::wait_merges`],
+    /// errors ignored: a merge that fails leaves the index as committed),
+    /// unless the thread is panicking, then cancels what still runs.
     /// Discards uncommitted work: removes the segment files flushed since the
     /// last commit (no manifest references them), then releases the lock.
     /// What this cannot remove (or what a crash leaves when it never runs)
     /// is removed by the next writer when it opens the index.
     fn drop(&mut self) {
+        if !std::thread::panicking() && !self.rolled_back {
+            let _ = self.wait_merges();
+        }
+        self.stop_merges();
         for p in &self.pending {
             let _ = self
                 .config
@@ -259,6 +329,10 @@ impl IndexWriter {
             deletes: Vec::new(),
             seq: 0,
             readers: HashMap::new(),
+            merges: Vec::new(),
+            merger: None,
+            merge_error: None,
+            rolled_back: false,
         }
     }
 
@@ -277,12 +351,16 @@ impl IndexWriter {
         self.base.generation
     }
 
-    /// Discards everything added and deleted since the last commit and
-    /// removes every file the last commit does not reference (segments
-    /// flushed since, the tombstones and `.tmp` manifest of a commit that
-    /// failed before publishing), then releases the lock. The directory is
-    /// left exactly as the last commit wrote it.
+    /// Discards everything added and deleted since the last commit, cancels
+    /// the background merges not yet published, and removes every file the
+    /// last commit does not reference (segments flushed since, merged
+    /// segments, the tombstones and `.tmp` manifest of a commit that failed
+    /// before publishing), then releases the lock. The directory is left
+    /// exactly as the last publication (a commit, or merges published
+    /// after it) wrote it.
     pub fn rollback(mut self) {
+        self.rolled_back = true;
+        self.stop_merges();
         self.pending.clear();
         self.deletes.clear();
         self.buffer = SegmentBuffer::new(&self.schema);
@@ -449,18 +527,25 @@ impl IndexWriter {
     /// Makes everything added and deleted so far durable and visible to
     /// searchers opened (or reopened) afterwards. Returns the new generation.
     ///
+    /// The new manifest also publishes the background merges that finished
+    /// since the last commit (with the deletes committed while they ran);
+    /// then the merge policy chooses the next merges, which start on the
+    /// merge thread (or run here, without [`WriterConfig::background_merges`]).
+    ///
     /// An error before the new manifest is renamed into place (a full disk
     /// while flushing, writing tombstones or the manifest) leaves the
     /// previous commit the index; the writer keeps its uncommitted work, so
     /// the commit can be retried once the cause is gone. The rename
     /// publishes the commit: an error after it (making the rename durable,
-    /// or the automatic merge that follows) is still returned, but the
-    /// commit is visible and [`IndexWriter::generation`] has advanced; the
-    /// writer's state follows it, so a retry commits nothing twice.
+    /// the automatic merges that follow, or a background merge that failed
+    /// since the last call) is still returned, but the commit is visible and
+    /// [`IndexWriter::generation`] has advanced; the writer's state follows
+    /// it, so a retry commits nothing twice. A failed merge loses nothing
+    /// (its sources stay as committed) and is chosen again.
     pub fn commit(&mut self) -> Result<u64> {
         self.flush()?;
+        self.poll_merges(false);
         let new_gen = self.base.generation + 1;
-        let io = self.config.io.clone();
 
         // Segments of the new manifest: the committed ones, then the new ones.
         let mut entries: Vec<(SegmentEntry, Option<u64>)> = self
@@ -474,7 +559,6 @@ impl IndexWriter {
                     .map(|p| (p.entry.clone(), Some(p.first_seq))),
             )
             .collect();
-        let mut written = Vec::new();
         if !self.deletes.is_empty() {
             for (entry, first_seq) in entries.iter_mut() {
                 let reader = self.reader(entry)?;
@@ -503,33 +587,125 @@ impl IndexWriter {
                     }
                 }
                 if changed {
-                    let path = self.dir.join(manifest::tombstone_name(entry.id, new_gen));
-                    io.remove(&path)?;
-                    io.write_file(&path, &manifest::encode_tombstones(&bits, entry.doc_count))?;
-                    written.push(path);
-                    entry.del_gen = new_gen;
-                    entry.del_count = bits.iter().map(|w| w.count_ones()).sum();
+                    self.write_tombstones(entry, &bits, new_gen)?;
                 }
             }
         }
+        let segments = entries.into_iter().map(|(e, _)| e).collect();
+        self.publish_with_merges(segments, true)?;
+        self.after_publish()?;
+        Ok(self.base.generation)
+    }
+
+    /// Writes the tombstones `bits` of `entry` as of generation `generation`
+    /// and points `entry` at them.
+    fn write_tombstones(
+        &self,
+        entry: &mut SegmentEntry,
+        bits: &[u64],
+        generation: u64,
+    ) -> Result<()> {
+        let io = &self.config.io;
+        let path = self
+            .dir
+            .join(manifest::tombstone_name(entry.id, generation));
+        io.remove(&path)?;
+        io.write_file(&path, &manifest::encode_tombstones(bits, entry.doc_count))?;
+        entry.del_gen = generation;
+        entry.del_count = bits.iter().map(|w| w.count_ones()).sum();
+        Ok(())
+    }
+
+    /// Publishes the next generation: `segments` with the finished merges
+    /// put in place of their sources, fully deleted segments dropped. With
+    /// `commit`, it covers the writer's pending work (see [`Self::publish`]).
+    /// The merges it publishes are forgotten once the rename happened,
+    /// even if an error follows.
+    /// Without `commit` and with no finished merge, publishes nothing.
+    fn publish_with_merges(&mut self, mut segments: Vec<SegmentEntry>, commit: bool) -> Result<()> {
+        if !commit && self.merges.iter().all(|m| m.done.is_none()) {
+            return Ok(());
+        }
+        let new_gen = self.base.generation + 1;
+        let published = self.fold_merges(&mut segments, new_gen)?;
+        segments.retain(|e| e.del_count < e.doc_count);
         let manifest = Manifest {
             generation: new_gen,
             next_segment_id: self.next_segment_id,
             schema: self.schema.clone(),
-            segments: entries
-                .into_iter()
-                .map(|(e, _)| e)
-                .filter(|e| e.del_count < e.doc_count)
-                .collect(),
+            segments,
         };
-        self.publish(manifest)?;
-        self.maybe_merge()?;
-        Ok(self.base.generation)
+        let r = self.publish(manifest, commit);
+        if self.base.generation == new_gen {
+            self.merges.retain(|m| !published.contains(&m.id));
+        }
+        r
     }
 
-    /// Writes, fsyncs and renames the manifest into place; then forgets the
-    /// pending work it covers and removes files no recent manifest needs.
-    fn publish(&mut self, manifest: Manifest) -> Result<()> {
+    /// Puts each finished merge in `segments` in place of its sources (a
+    /// contiguous run of them: only this writer changes the manifest, and
+    /// never a merge's sources but by deleting). Documents deleted from a
+    /// source since the merge started (its tombstones changed, or it was
+    /// dropped as fully deleted) are deleted from the merged segment too,
+    /// through the merge's renumbering: a source's live documents at the
+    /// start, in order, after those of the sources before it. Returns the
+    /// ids of the merges placed.
+    fn fold_merges(&self, segments: &mut Vec<SegmentEntry>, generation: u64) -> Result<Vec<u64>> {
+        let mut placed = Vec::new();
+        for m in &self.merges {
+            let Some((doc_count, file_len)) = m.done else {
+                continue;
+            };
+            let mut bits = vec![0u64; (doc_count as usize).div_ceil(64)];
+            let mut at = 0usize;
+            let mut run: Option<(usize, usize)> = None;
+            for s in &m.sources {
+                let now = segments.iter().position(|e| e.id == s.entry.id);
+                if let Some(i) = now {
+                    run = Some(run.map_or((i, i), |(a, _)| (a, i)));
+                }
+                let current = match now.map(|i| &segments[i]) {
+                    Some(e) if e.del_gen == s.entry.del_gen => None,
+                    Some(e) => Some(self.load_deletes(e)?),
+                    // Dropped: every document was deleted.
+                    None => Some(vec![u64::MAX; (s.entry.doc_count as usize).div_ceil(64)]),
+                };
+                for d in 0..s.entry.doc_count {
+                    if s.is_deleted(d) {
+                        continue;
+                    }
+                    if let Some(c) = &current
+                        && c[(d >> 6) as usize] & (1 << (d & 63)) != 0
+                    {
+                        bits[at >> 6] |= 1 << (at & 63);
+                    }
+                    at += 1;
+                }
+            }
+            debug_assert_eq!(at, doc_count as usize);
+            let mut entry = SegmentEntry {
+                id: m.id,
+                doc_count,
+                del_count: 0,
+                del_gen: 0,
+                file_len,
+            };
+            if bits.iter().any(|&w| w != 0) {
+                self.write_tombstones(&mut entry, &bits, generation)?;
+            }
+            if let Some((a, b)) = run {
+                segments.splice(a..=b, (doc_count > 0).then_some(entry));
+            }
+            placed.push(m.id);
+        }
+        Ok(placed)
+    }
+
+    /// Writes, fsyncs and renames the manifest into place. For a commit,
+    /// then forgets the pending work it covers and removes files no recent
+    /// manifest needs; a publication of merges alone removes just what they
+    /// replaced (segments flushed but not committed are still needed).
+    fn publish(&mut self, manifest: Manifest, commit: bool) -> Result<()> {
         let io = self.config.io.clone();
         let name = manifest::manifest_name(manifest.generation);
         let tmp = self.dir.join(format!("{name}.tmp"));
@@ -537,19 +713,62 @@ impl IndexWriter {
         io.remove(&tmp)?;
         io.write_file(&tmp, &manifest.encode())?;
         io.rename(&tmp, &self.dir.join(&name))?;
-        // The commit is published: from here the writer's state follows it,
-        // even if making the rename durable or cleaning up fails.
-        self.base = manifest;
-        self.pending.clear();
-        self.deletes.clear();
-        self.seq = 0;
+        // Published: from here the writer's state follows it, even if
+        // making the rename durable or cleaning up fails.
+        let old = std::mem::replace(&mut self.base, manifest);
+        if commit {
+            self.pending.clear();
+            self.deletes.clear();
+            self.seq = 0;
+        }
         io.sync_dir(&self.dir)?;
-        self.collect_garbage();
+        if commit {
+            self.collect_garbage();
+        } else {
+            self.remove_superseded(&old);
+        }
         Ok(())
     }
 
+    /// The files to keep besides those of the newest manifest: the merged
+    /// segments being written or not yet published.
+    fn merge_outputs(&self) -> impl Iterator<Item = String> + '_ {
+        self.merges.iter().map(|m| manifest::segment_name(m.id))
+    }
+
+    /// Removes the files of manifest `old` that the newest one (just
+    /// published after it) no longer references. Best effort.
+    fn remove_superseded(&mut self, old: &Manifest) {
+        let mut keep: HashSet<String> = self.merge_outputs().collect();
+        keep.extend(
+            self.pending
+                .iter()
+                .map(|p| manifest::segment_name(p.entry.id)),
+        );
+        for s in &self.base.segments {
+            keep.insert(manifest::segment_name(s.id));
+            if s.del_gen != 0 {
+                keep.insert(manifest::tombstone_name(s.id, s.del_gen));
+            }
+        }
+        let mut gone = vec![manifest::manifest_name(old.generation)];
+        for s in &old.segments {
+            gone.push(manifest::segment_name(s.id));
+            if s.del_gen != 0 {
+                gone.push(manifest::tombstone_name(s.id, s.del_gen));
+            }
+        }
+        for name in gone.into_iter().filter(|n| !keep.contains(n)) {
+            let _ = self.config.io.remove(&self.dir.join(name));
+        }
+        let live: HashSet<u64> = self.base.segments.iter().map(|s| s.id).collect();
+        self.readers.retain(|id, _| live.contains(id));
+    }
+
     /// Removes the index files the newest manifest (`self.base`, published
-    /// by this writer or found by [`IndexWriter::open`]) does not reference.
+    /// by this writer or found by [`IndexWriter::open`]) does not reference,
+    /// but for the merged segments still to be published. Called when no
+    /// flushed segment is pending (after a commit, at open, at rollback).
     /// A reader that read an older manifest just before and then finds one
     /// of its files gone re-reads the newest manifest and retries; a reader
     /// that has mapped its segments keeps them (unlinking a mapped file
@@ -559,7 +778,7 @@ impl IndexWriter {
     /// Best effort: a file that cannot be removed is left for the next
     /// collection, and its segment id is never used by this writer.
     fn collect_garbage(&mut self) {
-        let mut keep: HashSet<String> = HashSet::new();
+        let mut keep: HashSet<String> = self.merge_outputs().collect();
         keep.insert(manifest::manifest_name(self.base.generation));
         for s in &self.base.segments {
             keep.insert(manifest::segment_name(s.id));
@@ -586,77 +805,69 @@ impl IndexWriter {
         }
     }
 
-    /// Applies the merge policy: while `merge_factor` adjacent segments
-    /// share a size class (powers of the merge factor, in live documents),
-    /// merge the leftmost such run. Merging only adjacent segments keeps
-    /// documents in insertion order, so ties keep breaking the same way.
-    fn maybe_merge(&mut self) -> Result<()> {
-        let f = self.config.merge_factor;
-        if f < 2 {
-            return Ok(());
+    fn policy(&self) -> policy::Policy {
+        policy::Policy {
+            factor: self.config.merge_factor,
+            floor: policy::FLOOR_DOCS,
+            max_docs: u64::from(self.config.max_merge_docs.unwrap_or(u32::MAX)),
         }
-        let level = |live: u32| {
-            let mut l = 0u32;
-            let mut x = u64::from(live.max(1));
-            while x >= f as u64 {
-                x /= f as u64;
-                l += 1;
-            }
-            l
-        };
+    }
+
+    /// After a publication: starts the merges the policy ([`policy`])
+    /// chooses among the segments no merge holds, on the merge thread; or,
+    /// without background merges, runs them, publishes them and chooses
+    /// again until the policy chooses none. Then reports the first failure
+    /// of a background merge since the last report. Merging only adjacent
+    /// segments keeps documents in insertion order, so ties keep breaking
+    /// the same way.
+    fn after_publish(&mut self) -> Result<()> {
+        let background = self.config.background_merges;
         loop {
-            let levels: Vec<u32> = self
+            let busy: HashSet<u64> = self
+                .merges
+                .iter()
+                .flat_map(|m| m.sources.iter().map(|s| s.entry.id))
+                .collect();
+            let (sizes, held): (Vec<u64>, Vec<bool>) = self
                 .base
                 .segments
                 .iter()
-                .map(|s| level(s.doc_count - s.del_count))
-                .collect();
-            let Some(start) = (0..levels.len().saturating_sub(f - 1))
-                .find(|&i| levels[i..i + f].iter().all(|&l| l == levels[i]))
-            else {
-                return Ok(());
-            };
-            let group: Vec<usize> = (start..start + f).collect();
-            self.merge_group(&group)?;
+                .map(|s| (u64::from(s.doc_count - s.del_count), busy.contains(&s.id)))
+                .unzip();
+            let windows = self.policy().choose(&sizes, &held);
+            if windows.is_empty() {
+                break;
+            }
+            for w in windows {
+                self.start_merge(w.collect(), background)?;
+            }
+            if background {
+                break;
+            }
+            let segments = self.base.segments.clone();
+            self.publish_with_merges(segments, false)?;
         }
+        self.merge_error.take().map_or(Ok(()), Err)
     }
 
-    /// Merges segments until at most `max_segments` remain (at least 1), and
-    /// rewrites a lone segment that has deletions. Commits first.
-    ///
-    /// Errors as [`IndexWriter::commit`]: a failed merge (a full disk) leaves
-    /// the index as the commit left it, removes its partial segment, and can
-    /// be retried.
-    pub fn merge(&mut self, max_segments: usize) -> Result<u64> {
-        let max_segments = max_segments.max(1);
-        self.commit()?;
-        let n = self.base.segments.len();
-        if n > max_segments {
-            // Merge the adjacent run of segments with the fewest live
-            // documents, so documents keep their relative order.
-            let width = n - max_segments + 1;
-            let live: Vec<u64> = self
-                .base
-                .segments
-                .iter()
-                .map(|s| u64::from(s.doc_count - s.del_count))
-                .collect();
-            let start = (0..=n - width)
-                .min_by_key(|&i| live[i..i + width].iter().sum::<u64>())
-                .expect("n >= width");
-            let group: Vec<usize> = (start..start + width).collect();
-            self.merge_group(&group)?;
-        } else if n == 1 && self.base.segments[0].del_count > 0 {
-            self.merge_group(&[0])?;
-        }
-        Ok(self.base.generation)
+    /// A new segment id, never given before (also not by the indexing
+    /// threads, which take theirs from the same counter).
+    fn take_segment_id(&mut self) -> u64 {
+        let id = match &self.pool {
+            Some(pool) => pool.take_id(self.next_segment_id),
+            None => self.next_segment_id,
+        };
+        self.next_segment_id = self.next_segment_id.max(id + 1);
+        id
     }
 
-    /// Replaces the segments at `group` (indexes into the current manifest,
-    /// ascending) by their merge, placed where the first of them was.
-    fn merge_group(&mut self, group: &[usize]) -> Result<()> {
+    /// Starts the merge of the committed segments at `group` (indexes into
+    /// the current manifest, ascending and adjacent): on the merge thread
+    /// when `background`, else here, returning its error. The merged
+    /// segment takes the place of the first of them when published.
+    fn start_merge(&mut self, group: Vec<usize>, background: bool) -> Result<()> {
         let mut sources = Vec::with_capacity(group.len());
-        for &i in group {
+        for &i in &group {
             let entry = self.base.segments[i].clone();
             let reader = self.reader(&entry)?;
             let deletes = (entry.del_count > 0)
@@ -670,38 +881,137 @@ impl IndexWriter {
                 base: 0,
             });
         }
-        let id = self.next_segment_id;
-        let path = self.dir.join(manifest::segment_name(id));
-        let io = self.config.io.clone();
-        let (doc_count, file_len) = match merge_segments(&self.schema, &sources, &path, &io) {
-            Ok(x) => x,
-            Err(e) => {
-                self.discard_partial(id, &e);
-                return Err(e);
-            }
+        let id = self.take_segment_id();
+        let job = background::Job {
+            id,
+            sources: sources.clone(),
         };
-        self.next_segment_id += 1;
-        let mut segments = Vec::new();
-        for (i, s) in self.base.segments.iter().enumerate() {
-            if i == group[0] && doc_count > 0 {
-                segments.push(SegmentEntry {
-                    id,
-                    doc_count,
-                    del_count: 0,
-                    del_gen: 0,
-                    file_len,
-                });
+        let done = if background {
+            if self.merger.is_none() {
+                self.merger = Some(background::MergeThread::spawn(
+                    self.dir.clone(),
+                    self.schema.clone(),
+                    self.config.io.clone(),
+                )?);
             }
-            if !group.contains(&i) {
-                segments.push(s.clone());
+            self.merger.as_ref().expect("just made").submit(job);
+            None
+        } else {
+            let io = &self.config.io;
+            let never = AtomicBool::new(false);
+            Some(background::run(&self.schema, &self.dir, io, &job, &never)?)
+        };
+        self.merges.push(Merge { id, sources, done });
+        Ok(())
+    }
+
+    /// Takes the merge thread's reports: those there, or, with `block`,
+    /// until no merge runs. A failed merge is forgotten (its partial file
+    /// is gone, its sources are as committed) and its error kept for the
+    /// next report.
+    fn poll_merges(&mut self, block: bool) {
+        while self.merges.iter().any(|m| m.done.is_none()) {
+            let Some(merger) = &self.merger else {
+                return;
+            };
+            let Some(r) = merger.report(block) else {
+                if block {
+                    // The thread is gone: its panic goes on here.
+                    if let Some(mut merger) = self.merger.take() {
+                        merger.stop();
+                    }
+                    self.merges.retain(|m| m.done.is_some());
+                }
+                break;
+            };
+            match r.result {
+                Ok(done) => {
+                    if let Some(m) = self.merges.iter_mut().find(|m| m.id == r.id) {
+                        m.done = Some(done);
+                    }
+                }
+                Err(e) => {
+                    self.merges.retain(|m| m.id != r.id);
+                    self.merge_error.get_or_insert(e);
+                }
             }
         }
-        let manifest = Manifest {
-            generation: self.base.generation + 1,
-            next_segment_id: self.next_segment_id,
-            schema: self.schema.clone(),
-            segments,
+    }
+
+    /// Cancels the running merges, joins the merge thread and removes the
+    /// merged segments not published.
+    fn stop_merges(&mut self) {
+        if let Some(mut merger) = self.merger.take() {
+            merger.stop();
+        }
+        for m in std::mem::take(&mut self.merges) {
+            if m.done.is_some() {
+                let _ = self
+                    .config
+                    .io
+                    .remove(&self.dir.join(manifest::segment_name(m.id)));
+            }
+        }
+    }
+
+    /// Waits for the background merges, publishes them, and runs the
+    /// merges the policy then chooses, until it chooses none: what a
+    /// commit without background merges does. Documents added since the
+    /// last commit stay pending. Returns the generation.
+    ///
+    /// Errors: the first failure of a merge (reported once; the index stays
+    /// as committed, without the merge's partial file), I/O errors of the
+    /// publication as for [`IndexWriter::commit`].
+    pub fn wait_merges(&mut self) -> Result<u64> {
+        loop {
+            self.poll_merges(true);
+            let segments = self.base.segments.clone();
+            self.publish_with_merges(segments, false)?;
+            if let Some(e) = self.merge_error.take() {
+                return Err(e);
+            }
+            self.after_publish()?;
+            if self.merges.is_empty() {
+                return Ok(self.base.generation);
+            }
+        }
+    }
+
+    /// Merges segments until at most `max_segments` remain (at least 1), and
+    /// rewrites a lone segment that has deletions. Commits first, then waits
+    /// for the background merges ([`IndexWriter::wait_merges`]), then merges
+    /// here.
+    ///
+    /// Errors as [`IndexWriter::commit`]: a failed merge (a full disk) leaves
+    /// the index as the commit left it, removes its partial segment, and can
+    /// be retried.
+    pub fn merge(&mut self, max_segments: usize) -> Result<u64> {
+        let max_segments = max_segments.max(1);
+        self.commit()?;
+        self.wait_merges()?;
+        let n = self.base.segments.len();
+        let group: Vec<usize> = if n > max_segments {
+            // Merge the adjacent run of segments with the fewest live
+            // documents, so documents keep their relative order.
+            let width = n - max_segments + 1;
+            let live: Vec<u64> = self
+                .base
+                .segments
+                .iter()
+                .map(|s| u64::from(s.doc_count - s.del_count))
+                .collect();
+            let start = (0..=n - width)
+                .min_by_key(|&i| live[i..i + width].iter().sum::<u64>())
+                .expect("n >= width");
+            (start..start + width).collect()
+        } else if n == 1 && self.base.segments[0].del_count > 0 {
+            vec![0]
+        } else {
+            return Ok(self.base.generation);
         };
-        self.publish(manifest)
+        self.start_merge(group, false)?;
+        let segments = self.base.segments.clone();
+        self.publish_with_merges(segments, false)?;
+        Ok(self.base.generation)
     }
 }
