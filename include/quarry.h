@@ -849,8 +849,11 @@ quarry_status quarry_indexer_commit(quarry_indexer *indexer);
 quarry_status quarry_indexer_merge(quarry_indexer *indexer, size_t max_segments);
 
 /**
- * Frees an indexer: discards uncommitted work and releases the index's
- * lock. NULL is a no-op.
+ * Frees an indexer: discards uncommitted work, waits for the automatic
+ * merges of committed segments that its commits started (they run in the
+ * background; each finished one is published, so this can take as long
+ * as those merges, and a failed one leaves the index as committed), and
+ * releases the index's lock. NULL is a no-op.
  *
  * # Safety
  * `indexer` is NULL or a live indexer, not used afterwards and not in use

@@ -260,6 +260,88 @@ pub fn union_into(a: &[u32], b: &[u32], out: &mut Vec<u32>) {
     out.extend_from_slice(&b[j..]);
 }
 
+/// Appends the union of two strictly ascending lists with a sum per
+/// document to `out`: a document of `a` whose partial sum is `a_sums[i]`
+/// and of `b` whose score is `b_scores[j]` gets `a_sums[i] + b_scores[j]`,
+/// one of `a` alone keeps `a_sums[i]` (plus +0.0, which changes no
+/// non-negative sum), and one of `b` alone gets `absent +
+/// b_scores[j]` (`absent`: what a document of no earlier list has summed,
+/// 0 or the bounds added in place of lists not read). Adding lists in
+/// clause order this way gives each document the bits of the clause-order
+/// sum of its scores. `out` is not cleared first.
+#[inline]
+pub fn union_sum_into(
+    (a, a_sums): (&[u32], &[f32]),
+    (b, b_scores): (&[u32], &[f32]),
+    absent: f32,
+    (out, out_sums): (&mut Vec<u32>, &mut Vec<f32>),
+) {
+    assert!(a.len() == a_sums.len() && b.len() == b_scores.len());
+    let (at, cap) = (out.len(), a.len() + b.len());
+    out.resize(at + cap, 0);
+    out_sums.resize(at + cap, 0.0);
+    let (docs, sums) = (&mut out[at..], &mut out_sums[at..]);
+    let (mut i, mut j, mut k) = merge_sums((a, a_sums), (b, b_scores), absent, (docs, sums));
+    for (&d, &s) in a[i..].iter().zip(&a_sums[i..]) {
+        (docs[k], sums[k]) = (d, s);
+        (i, k) = (i + 1, k + 1);
+    }
+    for (&d, &s) in b[j..].iter().zip(&b_scores[j..]) {
+        (docs[k], sums[k]) = (d, absent + s);
+        (j, k) = (j + 1, k + 1);
+    }
+    debug_assert!(i == a.len() && j == b.len());
+    out.truncate(at + k);
+    out_sums.truncate(at + k);
+}
+
+/// [`union_sum_into`]'s merge, until one list ends: returns how far it
+/// got in `a` and `b` and how many it wrote. Kept apart (and branch-free)
+/// so that its few variables stay in registers: inlined into the window
+/// loop it spilled them, about 36 instructions a document.
+#[inline(never)]
+fn merge_sums(
+    (a, a_sums): (&[u32], &[f32]),
+    (b, b_scores): (&[u32], &[f32]),
+    absent: f32,
+    (docs, sums): (&mut [u32], &mut [f32]),
+) -> (usize, usize, usize) {
+    let (mut i, mut j, mut k) = (0, 0, 0);
+    // Equal lengths, said so that the loop's reads need no checks.
+    let (a_sums, b_scores) = (&a_sums[..a.len()], &b_scores[..b.len()]);
+    let n = a.len() + b.len();
+    assert!(docs.len() >= n && sums.len() >= n);
+    while i < a.len() && j < b.len() {
+        let (x, y) = (a[i], b[j]);
+        let (in_a, in_b) = (x <= y, y <= x);
+        // What the document had (its sum in `a`, or `absent`) plus what
+        // `b` gives it (its score, or 0), selected without a branch.
+        // Adding +0.0 changes no sum: sums of non-negative scores and
+        // bounds are never -0.0.
+        let had = select(in_a, a_sums[i], absent);
+        let gets = select(in_b, b_scores[j], 0.0);
+        // SAFETY: each step writes slot `k` and moves `i` or `j` (or both)
+        // on, so `k <= i + j < a.len() + b.len()`, at most the slices'
+        // length (asserted above).
+        unsafe {
+            *docs.get_unchecked_mut(k) = x.min(y);
+            *sums.get_unchecked_mut(k) = had + gets;
+        }
+        k += 1;
+        i += usize::from(in_a);
+        j += usize::from(in_b);
+    }
+    (i, j, k)
+}
+
+/// `if c { x } else { y }` on the bits, so that it compiles to a
+/// conditional move.
+#[inline(always)]
+fn select(c: bool, x: f32, y: f32) -> f32 {
+    let m = u32::from(c).wrapping_neg();
+    f32::from_bits((x.to_bits() & m) | (y.to_bits() & !m))
+}
+
 /// Appends the intersection of two strictly ascending lists to `out`, in
 /// ascending order. `out` is not cleared first.
 ///

@@ -328,6 +328,48 @@ proptest! {
     }
 
     #[test]
+    fn prop_union_sum(lists in overlapping_lists(3, 300), seed in any::<u64>(), bounds in prop::collection::vec(0.0f32..4.0, 3)) {
+        // Clause order: a bound (as a list not read adds), list 0, a
+        // bound, list 1, list 2, a bound.
+        let mut rng = seed;
+        let mut score = || {
+            rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (rng >> 40) as f32 / (1u64 << 20) as f32
+        };
+        let scores: Vec<Vec<f32>> = lists.iter().map(|l| l.iter().map(|_| score()).collect()).collect();
+        enum Step { Bound(f32), List(usize) }
+        let steps = [Step::Bound(bounds[0]), Step::List(0), Step::Bound(bounds[1]), Step::List(1), Step::List(2), Step::Bound(bounds[2])];
+        let (mut docs, mut sums, mut absent) = (Vec::new(), Vec::new(), 0.0f32);
+        for step in &steps {
+            match *step {
+                Step::Bound(c) => {
+                    sums.iter_mut().for_each(|s| *s += c);
+                    absent += c;
+                }
+                Step::List(l) => {
+                    let (mut d2, mut s2) = (Vec::new(), Vec::new());
+                    super::union_sum_into((&docs, &sums), (&lists[l], &scores[l]), absent, (&mut d2, &mut s2));
+                    (docs, sums) = (d2, s2);
+                }
+            }
+        }
+        let mut want: Vec<u32> = lists.iter().flatten().copied().collect();
+        want.sort_unstable();
+        want.dedup();
+        prop_assert_eq!(&docs, &want);
+        for (&d, &got) in docs.iter().zip(&sums) {
+            let mut sum = 0.0f32;
+            for step in &steps {
+                match *step {
+                    Step::Bound(c) => sum += c,
+                    Step::List(l) => if let Ok(k) = lists[l].binary_search(&d) { sum += scores[l][k] },
+                }
+            }
+            prop_assert_eq!(got.to_bits(), sum.to_bits(), "doc {}", d);
+        }
+    }
+
+    #[test]
     fn prop_intersect2(a in sorted_list(300), b in sorted_list(300)) {
         check_intersections(&implementations(), &[&a, &b]);
     }

@@ -113,8 +113,11 @@ pub struct Buffers {
     /// base) and their scores summed so far (0 outside a window).
     cand: Vec<u64>,
     acc: Vec<f32>,
-    /// A sparse window's candidates' scores, by rank.
+    /// A sparse window's candidates' scores (or best scores), by rank,
+    /// a scratch copy for the merge, and a clause's scores there.
     sums: Vec<f32>,
+    tmp_sums: Vec<f32>,
+    scores: Vec<f32>,
     /// Per clause, its whole-list bound (0 at the lead and for clauses
     /// that do not score), for the lead's coarse limits.
     list_bounds: Vec<f32>,
@@ -820,10 +823,16 @@ impl Exec<'_, '_> {
                 }
             }
             // The clauses that can lift a document over the floor (all of
-            // them without one).
+            // them without one), found only where they are used: a sparse
+            // window whose every match is counted and scored has no use for
+            // them.
             let floor = sink.floor();
-            let essential = self.essential(should, start, end - 1, floor);
-            if sink.prefilter() && essential & all != all && self.skips_enough(should, essential) {
+            let mut essential = None;
+            if sink.prefilter()
+                && let ess = *essential.insert(self.essential(should, start, end - 1, floor))
+                && ess & all != all
+                && self.skips_enough(should, ess)
+            {
                 // Nothing more to count, and a clause that cannot lift a
                 // document over the floor: let the essential clauses drive,
                 // until every clause is essential again.
@@ -850,6 +859,8 @@ impl Exec<'_, '_> {
             // (MaxScore runs the others): popcount is cheap.
             let prefilter = sink.prefilter() && !sink.ranks_by_score();
             if self.must_not.is_empty() && (dense || prefilter) {
+                let essential =
+                    essential.unwrap_or_else(|| self.essential(should, start, end - 1, floor));
                 // Scored in bulk with at most 64 clauses, as its per-clause
                 // tables hold (more merge, below).
                 let scored =
@@ -869,14 +880,12 @@ impl Exec<'_, '_> {
                     self.offer_essential(should, &ends, essential, prefilter, sink);
                 }
             } else {
-                self.merge_parts(should.iter().copied(), &ends);
                 if sink.ranks_by_score() {
-                    // A sparse window: count it, then score every match by
-                    // merging each clause into it, in clause order.
-                    self.drop_excluded();
-                    sink.count(self.live_matches());
-                    self.score_candidates(should, &ends, u64::MAX, false, false, sink);
+                    // A sparse window: its matches scored as they are
+                    // merged, each clause in clause order.
+                    self.score_candidates(should, &ends, u64::MAX, false, sink);
                 } else {
+                    self.merge_parts(should.iter().copied(), &ends);
                     self.finish(sink, true);
                 }
             }
@@ -1250,35 +1259,45 @@ impl Exec<'_, '_> {
         }
     }
 
-    /// [`Self::score_window`] for a sparse window: the candidates are
-    /// `b.matches` (ascending), and each clause's part of the window is
-    /// merged into them, its score added to the candidates it holds, in
-    /// clause order.
+    /// [`Self::score_window`] for a sparse window: the candidates are the
+    /// union of the decoded clauses' parts of the window (ending at
+    /// `ends`; all of them, or with `bound_rest` the `essential` ones),
+    /// built clause by clause with each candidate's sum
+    /// ([`kernels::union_sum_into`]): a decoded clause's scores, computed
+    /// in bulk, are merged in, an undecoded one adds its window bound to
+    /// every candidate (and to what a later clause's new candidate starts
+    /// from), so each sum has the bits of [`Self::score`] or of the
+    /// candidate's best score. Excluded documents are then dropped, and
+    /// every live candidate counted and offered by its sum.
     fn score_candidates<S: Sink>(
         &mut self,
         should: &[usize],
         ends: &[usize],
         essential: u64,
         bound_rest: bool,
-        count: bool,
         sink: &mut S,
     ) {
         let Buffers {
             matches,
             sums,
+            tmp,
+            tmp_sums,
+            scores,
             bounds,
             ..
         } = &mut *self.b;
+        matches.clear();
         sums.clear();
-        sums.resize(matches.len(), 0.0);
         let is_essential = |i: usize| i >= 64 || essential & (1 << i) != 0;
-        let mut exact = true;
+        let (mut exact, mut absent) = (true, 0.0f32);
         for &i in should {
             if bound_rest && !is_essential(i) {
                 exact = false;
+                let bound = bounds[i];
                 for s in sums.iter_mut() {
-                    *s += bounds[i];
+                    *s += bound;
                 }
+                absent += bound;
                 continue;
             }
             let c = &mut self.cursors[i];
@@ -1288,23 +1307,53 @@ impl Exec<'_, '_> {
             }
             let w = c.weight();
             let (docs, tfs, norms) = c.rest_with_tfs();
-            let mut k = 0;
-            for (&d, &tf) in docs[..n].iter().zip(&tfs[..n]) {
-                while k < matches.len() && matches[k] < d {
-                    k += 1;
-                }
-                match matches.get(k) {
-                    Some(&m) if m == d => {
-                        sums[k] += w.score(tf, norms.map_or(0, |v| v[d as usize]));
-                    }
-                    Some(_) => {}
-                    None => break,
+            let docs = &docs[..n];
+            let score = |(&d, &tf): (&u32, &u32)| w.score(tf, norms.map_or(0, |v| v[d as usize]));
+            if matches.is_empty() {
+                // The first clause read: its documents and scores are the
+                // union so far.
+                matches.extend_from_slice(docs);
+                sums.extend(docs.iter().zip(&tfs[..n]).map(|x| absent + score(x)));
+                continue;
+            }
+            scores.clear();
+            scores.extend(docs.iter().zip(&tfs[..n]).map(score));
+            tmp.clear();
+            tmp_sums.clear();
+            kernels::union_sum_into((matches, sums), (docs, scores), absent, (tmp, tmp_sums));
+            std::mem::swap(matches, tmp);
+            std::mem::swap(sums, tmp_sums);
+        }
+        if !self.must_not.is_empty() {
+            let (cursors, must_not) = (&mut self.cursors, &self.must_not);
+            let mut kept = 0;
+            for k in 0..matches.len() {
+                let d = matches[k];
+                if must_not.iter().all(|&m| cursors[m].seek(d) != d) {
+                    (matches[kept], sums[kept]) = (d, sums[k]);
+                    kept += 1;
                 }
             }
+            matches.truncate(kept);
+            sums.truncate(kept);
         }
+        sink.count(self.live_matches());
+        // The floor read again only after an offer, the one thing here
+        // that raises it (one read for every document was a fifth of
+        // rare-2 OR's offers).
+        let mut floor = sink.floor();
         for k in 0..self.b.matches.len() {
             let (doc, sum) = (self.b.matches[k], self.b.sums[k]);
-            self.offer_sum(sink, doc, sum, exact, count);
+            if floor.is_some_and(|floor| sum <= floor) || self.seg.is_deleted(doc) {
+                continue;
+            }
+            if exact {
+                sink.offer(doc, || sum);
+            } else {
+                let (cursors, occurs) = (&mut self.cursors, &self.occurs);
+                sink.offer(doc, || Self::score(cursors, occurs, doc));
+            }
+            floor = sink.floor();
         }
     }
 
@@ -1447,10 +1496,9 @@ impl Exec<'_, '_> {
                 let ess = (ess, Some(floor));
                 self.score_window(should, &ends, (base, words), ess, true, sink);
             } else {
-                // The essential clauses' documents in the window, merged.
-                self.merge_parts(bits(ess), &ends);
-                self.drop_excluded();
-                self.score_candidates(should, &ends, ess, true, true, sink);
+                // The essential clauses' documents in the window, merged
+                // and scored.
+                self.score_candidates(should, &ends, ess, true, sink);
             }
             self.b.ends = ends;
             upto = end;
