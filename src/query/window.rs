@@ -1339,8 +1339,8 @@ impl Exec<'_, '_> {
         }
         sink.count(self.live_matches());
         // The floor read again only after an offer, the one thing here
-        // that raises it (one read for every document was a fifth of
-        // rare-2 OR's offers).
+        // that raises it (another thread's raise is seen a little later:
+        // a lower floor only lets more through to the sink's own check).
         let mut floor = sink.floor();
         for k in 0..self.b.matches.len() {
             let (doc, sum) = (self.b.matches[k], self.b.sums[k]);
