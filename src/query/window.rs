@@ -1339,8 +1339,9 @@ impl Exec<'_, '_> {
         }
         sink.count(self.live_matches());
         // The floor read again only after an offer, the one thing here
-        // that raises it (another thread's raise is seen a little later:
-        // a lower floor only lets more through to the sink's own check).
+        // that raises it (another thread's raise is seen a little later,
+        // as it always may be: a floor lower than the shared one only
+        // offers documents that the final top k outranks).
         let mut floor = sink.floor();
         for k in 0..self.b.matches.len() {
             let (doc, sum) = (self.b.matches[k], self.b.sums[k]);
