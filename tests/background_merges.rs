@@ -24,18 +24,7 @@ fn config(background: bool) -> WriterConfig {
 }
 
 fn doc(f: &common::IdBodyYear, id: i64, rng: &mut Rng) -> Document {
-    let n = 1 + rng.below(30);
-    let text: Vec<&str> = (0..n)
-        .map(|_| {
-            let top = 1 + rng.below(WORDS.len());
-            WORDS[rng.below(top)]
-        })
-        .collect();
-    let mut d = Document::new();
-    d.add_i64(f.id, id)
-        .add_str(f.body, &text.join(" "))
-        .add_i64(f.year, 2000 + rng.below(5) as i64);
-    d
+    common::skewed_doc(f, id, &WORDS, 30, rng)
 }
 
 type Hits = Vec<(Vec<(u64, u32)>, u64)>;

@@ -35,18 +35,7 @@ fn build(threads: usize, deletes: bool, merge: bool) -> (Built, common::IdBodyYe
     let mut w = IndexWriter::create(dir.path(), &schema, config).unwrap();
     let mut rng = Rng(11);
     for id in 0..4000i64 {
-        let n = 1 + rng.below(40);
-        // Skewed word choice, so scores and frequencies vary.
-        let text: Vec<&str> = (0..n)
-            .map(|_| {
-                let top = 1 + rng.below(WORDS.len());
-                WORDS[rng.below(top)]
-            })
-            .collect();
-        let mut d = Document::new();
-        d.add_i64(f.id, id);
-        d.add_str(f.body, &text.join(" "));
-        d.add_i64(f.year, 2000 + rng.below(5) as i64);
+        let d = common::skewed_doc(&f, id, &WORDS, 40, &mut rng);
         w.add_document(&d).unwrap();
         if deletes && id % 500 == 499 {
             // Hits documents added before (and one not added yet: kept).

@@ -79,6 +79,30 @@ pub fn id_body_year() -> (Schema, IdBodyYear) {
     (s, IdBodyYear { id, body, year })
 }
 
+/// A document of [`id_body_year`]'s fields: `id`, a body of 1 to
+/// `max_words` words of `words` chosen with a skew towards the first ones
+/// (so scores and frequencies vary), and a year in 2000..2005.
+pub fn skewed_doc(
+    f: &IdBodyYear,
+    id: i64,
+    words: &[&str],
+    max_words: usize,
+    rng: &mut Rng,
+) -> quarry::Document {
+    let n = 1 + rng.below(max_words);
+    let text: Vec<&str> = (0..n)
+        .map(|_| {
+            let top = 1 + rng.below(words.len());
+            words[rng.below(top)]
+        })
+        .collect();
+    let mut d = quarry::Document::new();
+    d.add_i64(f.id, id)
+        .add_str(f.body, &text.join(" "))
+        .add_i64(f.year, 2000 + rng.below(5) as i64);
+    d
+}
+
 /// The repository root.
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
