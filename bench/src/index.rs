@@ -356,10 +356,9 @@ fn child_index(
             if commit_every.is_some() {
                 // What the merge policy leaves, once its merges are done.
                 let report = |when: &str| -> Result<(), String> {
-                    let s = quarry::Searcher::open(dir).map_err(|e| e.to_string())?;
                     eprintln!(
                         "quarry-bench: {} segments {when}, {:.1} s, {} bytes written",
-                        s.snapshot().segments().len(),
+                        quarry_segments(dir)?,
                         t0.elapsed().as_secs_f64(),
                         written_bytes()
                     );
@@ -418,11 +417,7 @@ fn child_index(
         eprintln!("quarry-bench: {} bytes written in all", written_bytes());
     }
     let segments = match engine {
-        Engine::Quarry => quarry::Searcher::open(dir)
-            .map_err(|e| e.to_string())?
-            .snapshot()
-            .segments()
-            .len(),
+        Engine::Quarry => quarry_segments(dir)?,
         Engine::Tantivy => tantivy_open(dir, None)
             .and_then(|i| i.searchable_segment_ids())
             .map_err(|e| e.to_string())?
@@ -448,8 +443,9 @@ pub fn live_bytes(engine: Engine, dir: &Path) -> Result<u64, String> {
     match engine {
         Engine::Quarry => {
             use quarry::format::manifest::{manifest_name, segment_name, tombstone_name};
-            let s = quarry::Searcher::open(dir).map_err(|e| e.to_string())?;
-            let m = s.snapshot().manifest();
+            let (_, m) = quarry::read::latest_manifest(dir)
+                .map_err(|e| e.to_string())?
+                .ok_or_else(|| format!("no manifest in {}", dir.display()))?;
             let mut total = size(&manifest_name(m.generation));
             for e in &m.segments {
                 total += size(&segment_name(e.id));
@@ -516,4 +512,15 @@ pub fn run_child(
     let v: serde_json::Value = serde_json::from_str(line)
         .map_err(|e| format!("bad report from the indexing child ({e}): {line:?}"))?;
     IndexReport::from_json(&v).ok_or_else(|| format!("bad report from the indexing child: {line}"))
+}
+
+/// The segments of the quarry index at `dir`, from its manifest alone:
+/// opening a searcher would map every segment and check its CRC, which
+/// reads all of it and counts the index's size in this process's peak
+/// RSS (VmHWM), which is meant to be the writer's.
+fn quarry_segments(dir: &Path) -> Result<usize, String> {
+    match quarry::read::latest_manifest(dir).map_err(|e| e.to_string())? {
+        Some((_, m)) => Ok(m.segments.len()),
+        None => Err(format!("no manifest in {}", dir.display())),
+    }
 }
