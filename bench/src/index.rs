@@ -403,9 +403,21 @@ fn child_index(
             })?;
             w.commit().map_err(|e| e.to_string())?;
             if layout == Layout::One {
-                let ids = index.searchable_segment_ids().map_err(|e| e.to_string())?;
-                if ids.len() > 1 {
-                    w.merge(&ids).wait().map_err(|e| e.to_string())?;
+                // The default merge policy may be merging some of these
+                // segments in the background: a merge of a list it made
+                // stale fails, and is retried with the list as it is then.
+                loop {
+                    let ids = index.searchable_segment_ids().map_err(|e| e.to_string())?;
+                    if ids.len() <= 1 {
+                        break;
+                    }
+                    match w.merge(&ids).wait() {
+                        Ok(_) => break,
+                        Err(tantivy::TantivyError::InvalidArgument(_)) => {
+                            std::thread::sleep(std::time::Duration::from_millis(100));
+                        }
+                        Err(e) => return Err(e.to_string()),
+                    }
                 }
             }
             w.wait_merging_threads().map_err(|e| e.to_string())?;
