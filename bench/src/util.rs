@@ -16,25 +16,24 @@ pub fn cpu_seconds() -> f64 {
 
 /// Peak resident set size of this process (VmHWM), KiB; 0 when unknown.
 pub fn vm_hwm_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("VmHWM:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        })
-        .unwrap_or(0)
+    proc_field("/proc/self/status", "VmHWM:")
 }
 
 /// Bytes this process handed to write calls (`wchar` of /proc/self/io),
 /// what its files' writes add up to, page cache or not.
 pub fn written_bytes() -> u64 {
-    std::fs::read_to_string("/proc/self/io")
+    proc_field("/proc/self/io", "wchar:")
+}
+
+/// The number after `key` on its line of the /proc file `path` (a `kB`
+/// unit dropped); 0 when unknown.
+fn proc_field(path: &str, key: &str) -> u64 {
+    std::fs::read_to_string(path)
         .ok()
         .and_then(|s| {
             s.lines()
-                .find_map(|l| l.strip_prefix("wchar:"))
-                .and_then(|v| v.trim().parse().ok())
+                .find_map(|l| l.strip_prefix(key))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
         })
         .unwrap_or(0)
 }
