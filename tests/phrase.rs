@@ -318,6 +318,10 @@ fn queries(x: &Index, docs: &[Vec<&str>]) -> Vec<Query> {
         phrase(b, "a b", 1),
         phrase(b, "c d e", 0),
         phrase(b, "a a", 2),
+        // One term in several slots: the window loop's lone lead, whose
+        // matches its positions still confirm.
+        phrase(b, "a a", 0),
+        phrase(b, "b b b", 0),
         phrase(b, "c d e", 0).boost(2.5),
         Query::boolean()
             .add(Occur::Must, phrase(b, "c d", 0))

@@ -26,16 +26,19 @@
 //! # Execution
 //!
 //! [`PhraseScorer`] is the document-at-a-time scorer (in booleans, and on
-//! the document-at-a-time path). [`run`] is the loop of a phrase that is
-//! the whole query: its terms' lists are leapfrogged (led by the rarest)
-//! and, when the collector has a floor and may leave documents uncounted,
-//! a lead block whose bound (the least over the terms of their bound over
-//! the block, each from impacts and scored with the phrase's weight) is
-//! at most the floor is passed, and a candidate whose bound (the score of
-//! its terms' least frequency) is at most it is rejected, before any
-//! position is read.
+//! the document-at-a-time path): its terms' lists leapfrogged, rarest
+//! first. A phrase that is the whole query runs in the window loop
+//! ([`crate::query::window`]) as the conjunction of its terms, the
+//! rarest leading and the others filtering: candidates come from its bulk
+//! intersections, a block at a time, and only then does
+//! [`PhrasePositions::freq`] read positions. The lead alone bounds the
+//! phrase (a phrase's frequency is at most its lead's, scored with the
+//! same weight and norm), so when the collector has a floor and may leave
+//! documents uncounted, lead blocks and candidates that cannot beat it
+//! are passed and rejected as a term's are, before any position is
+//! read; with exact totals every candidate's positions are read, as the
+//! count needs them.
 
-use crate::collect::{Sink, Window};
 use crate::error::{Error, Result};
 use crate::format::positions::{Positions, PositionsReader};
 use crate::format::postings::BadPostings;
@@ -59,15 +62,69 @@ pub fn no_positions(seg: &LiveSegment, node: &PhraseNode) -> Error {
     ))
 }
 
-/// One phrase's terms over a segment: their postings cursors (weighted
-/// with the phrase's weight, so their bounds are the phrase's), their
-/// positions, and the scratch space matching reuses.
-struct PhraseTerms<'a> {
+/// One phrase's terms over a segment: their postings cursors, weighted
+/// with the phrase's weight (so their bounds are the phrase's), and their
+/// positions (the phrase's frequency in the document they are all on).
+/// Cursor `i` is term `i` of the phrase.
+pub struct PhraseTerms<'a> {
+    /// Per term, its postings cursor.
+    pub cursors: Vec<TermScorer<'a>>,
+    /// The terms' positions.
+    pub positions: PhrasePositions<'a>,
+}
+
+impl<'a> PhraseTerms<'a> {
+    /// `None` when `seg` lacks one of the terms.
+    pub fn open(node: &'a PhraseNode, seg: &'a LiveSegment) -> Result<Option<PhraseTerms<'a>>> {
+        let r = &seg.reader;
+        let n = node.terms.len();
+        let (mut cursors, mut positions) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        for t in &node.terms {
+            let Some(info) = t.info(seg) else {
+                return Ok(None);
+            };
+            let Some(p) = r.positions(&info)? else {
+                return Err(no_positions(seg, node));
+            };
+            positions.push(p);
+            cursors.push(TermScorer::new(
+                r.postings(&info)?,
+                &node.weight,
+                r.norms(node.field),
+            ));
+        }
+        let mut slot_order: Vec<usize> = (0..node.slots.len()).collect();
+        slot_order.sort_by_key(|&s| cursors[node.slots[s].1].cost());
+        Ok(Some(PhraseTerms {
+            cursors,
+            positions: PhrasePositions {
+                node,
+                positions,
+                slot_order,
+                bufs: vec![Vec::new(); n],
+                readers: vec![PositionsReader::default(); n],
+                fresh: vec![false; n],
+                at: vec![0; node.slots.len()],
+                starts: Vec::new(),
+                kept: Vec::new(),
+                err: None,
+            },
+        }))
+    }
+
+    /// The cursor of the phrase's rarest term (the first of the rarest).
+    pub fn rarest(&self) -> usize {
+        (0..self.cursors.len())
+            .min_by_key(|&i| self.cursors[i].cost())
+            .unwrap_or(0)
+    }
+}
+
+/// A phrase's positions over a segment and the scratch space matching
+/// reuses: what turns a document holding every term into a frequency.
+pub struct PhrasePositions<'a> {
     node: &'a PhraseNode,
-    cursors: Vec<TermScorer<'a>>,
     positions: Vec<Positions<'a>>,
-    /// Cursor indexes, rarest first: the lead, then the others.
-    order: Vec<usize>,
     /// Slot indexes, their terms rarest first: the order an exact phrase
     /// is checked in.
     slot_order: Vec<usize>,
@@ -86,73 +143,21 @@ struct PhraseTerms<'a> {
     err: Option<BadPostings>,
 }
 
-impl<'a> PhraseTerms<'a> {
-    /// `None` when `seg` lacks one of the terms.
-    fn open(node: &'a PhraseNode, seg: &'a LiveSegment) -> Result<Option<PhraseTerms<'a>>> {
-        let r = &seg.reader;
-        let n = node.terms.len();
-        let (mut cursors, mut positions) = (Vec::with_capacity(n), Vec::with_capacity(n));
-        for t in &node.terms {
-            let Some(info) = t.info(seg) else {
-                return Ok(None);
-            };
-            let Some(p) = r.positions(&info)? else {
-                return Err(no_positions(seg, node));
-            };
-            positions.push(p);
-            cursors.push(TermScorer::new(
-                r.postings(&info)?,
-                &node.weight,
-                r.norms(node.field),
-            ));
-        }
-        let mut order: Vec<usize> = (0..n).collect();
-        order.sort_by_key(|&i| cursors[i].cost());
-        let mut slot_order: Vec<usize> = (0..node.slots.len()).collect();
-        slot_order.sort_by_key(|&s| cursors[node.slots[s].1].cost());
-        Ok(Some(PhraseTerms {
-            node,
-            cursors,
-            positions,
-            order,
-            slot_order,
-            bufs: vec![Vec::new(); n],
-            readers: vec![PositionsReader::default(); n],
-            fresh: vec![false; n],
-            at: vec![0; node.slots.len()],
-            starts: Vec::new(),
-            kept: Vec::new(),
-            err: None,
-        }))
+impl PhrasePositions<'_> {
+    /// The phrase's weight.
+    pub fn weight(&self) -> &TermWeight {
+        &self.node.weight
     }
 
-    fn lead(&mut self) -> &mut TermScorer<'a> {
-        &mut self.cursors[self.order[0]]
-    }
-
-    /// The first document `>= target` holding every term.
-    fn leapfrog(&mut self, target: u32) -> u32 {
-        let cursors = &mut self.cursors;
-        daat::leapfrog(&self.order, target, |i, t| cursors[i].seek(t))
-    }
-
-    /// The field's norm of `doc` (every cursor reads the same norms).
-    fn norm(&self, doc: u32) -> u8 {
-        self.cursors[0].norm(doc)
-    }
-
-    /// The least frequency of the terms in the candidate every cursor is on.
-    fn min_tf(&mut self) -> u32 {
-        self.cursors.iter_mut().map(|c| c.tf()).min().unwrap_or(0)
-    }
-
-    /// Reads term `i`'s positions in the candidate into its buffer
-    /// (once per candidate); false after a decode error.
-    fn read(&mut self, i: usize) -> bool {
+    /// Reads term `i`'s positions in `doc` (which it holds) into its
+    /// buffer, once per candidate, its cursor moved there first; false
+    /// after a decode error.
+    fn read(&mut self, cursors: &mut [TermScorer], i: usize, doc: u32) -> bool {
         if self.fresh[i] {
             return true;
         }
-        let c = &mut self.cursors[i];
+        let c = &mut cursors[i];
+        c.seek(doc);
         let (b, index) = (c.block(), c.pos());
         let r = &mut self.readers[i];
         match self.positions[i].read(r, b, index, c.block_tfs(), &mut self.bufs[i]) {
@@ -167,23 +172,25 @@ impl<'a> PhraseTerms<'a> {
         }
     }
 
-    /// The phrase frequency of the candidate every cursor is on (see the
-    /// module docs), reading its positions only, each term's once. An exact
-    /// phrase reads its terms rarest first and stops when no start is
-    /// left, so most candidates that fail read few terms' positions.
-    fn freq(&mut self) -> u32 {
+    /// The phrase frequency of `doc`, which every cursor holds (see the
+    /// module docs), reading positions only as needed, each term's once
+    /// (its cursor moved to `doc` only then). An exact phrase reads its
+    /// terms rarest first and stops when no start is left, so most
+    /// candidates that fail read few terms' positions. Documents are
+    /// asked in ascending order.
+    pub fn freq(&mut self, cursors: &mut [TermScorer], doc: u32) -> u32 {
         self.fresh.fill(false);
         let slots = &self.node.slots;
         if self.node.slop > 0 {
-            for i in 0..self.cursors.len() {
-                if !self.read(i) {
+            for i in 0..cursors.len() {
+                if !self.read(cursors, i, doc) {
                     return 0;
                 }
             }
             return sloppy_freq(slots, &self.bufs, self.node.slop, &mut self.at);
         }
         let (first_off, first) = slots[self.slot_order[0]];
-        if !self.read(first) {
+        if !self.read(cursors, first, doc) {
             return 0;
         }
         if slots.len() == 1 {
@@ -191,7 +198,7 @@ impl<'a> PhraseTerms<'a> {
         }
         for k in 1..self.slot_order.len() {
             let (off, t) = slots[self.slot_order[k]];
-            if !self.read(t) {
+            if !self.read(cursors, t, doc) {
                 return 0;
             }
             let (list, kept) = (&self.bufs[t], &mut self.kept);
@@ -218,10 +225,9 @@ impl<'a> PhraseTerms<'a> {
         self.starts.len() as u32
     }
 
-    fn error(&self) -> Option<BadPostings> {
-        self.err
-            .clone()
-            .or_else(|| self.cursors.iter().find_map(|c| c.error()))
+    /// The first positions decode error met, if any.
+    pub fn error(&self) -> Option<BadPostings> {
+        self.err.clone()
     }
 }
 
@@ -310,7 +316,8 @@ fn sloppy_freq(slots: &[(u32, usize)], lists: &[Vec<u32>], slop: u32, at: &mut [
 /// with its phrase frequency.
 pub struct PhraseScorer<'a> {
     terms: PhraseTerms<'a>,
-    weight: &'a TermWeight,
+    /// Cursor indexes, rarest first: the leapfrog's order.
+    order: Vec<usize>,
     doc: u32,
     freq: u32,
 }
@@ -318,11 +325,12 @@ pub struct PhraseScorer<'a> {
 impl PhraseScorer<'_> {
     fn next_match(&mut self, mut target: u32) -> u32 {
         loop {
-            let d = self.terms.leapfrog(target);
+            let cursors = &mut self.terms.cursors;
+            let d = daat::leapfrog(&self.order, target, |i, t| cursors[i].seek(t));
             if d == NO_MORE {
                 return NO_MORE;
             }
-            self.freq = self.terms.freq();
+            self.freq = self.terms.positions.freq(cursors, d);
             if self.freq > 0 {
                 return d;
             }
@@ -344,15 +352,20 @@ impl Scorer for PhraseScorer<'_> {
     }
 
     fn score(&mut self) -> f32 {
-        self.weight.score(self.freq, self.terms.norm(self.doc))
+        // Every cursor reads the field's norms.
+        let norm = self.terms.cursors[0].norm(self.doc);
+        self.terms.positions.weight().score(self.freq, norm)
     }
 
     fn cost(&self) -> u64 {
-        self.terms.cursors[self.terms.order[0]].cost()
+        self.terms.cursors[self.order[0]].cost()
     }
 
     fn error(&self) -> Option<BadPostings> {
-        self.terms.error()
+        let t = &self.terms;
+        t.positions
+            .error()
+            .or_else(|| t.cursors.iter().find_map(|c| c.error()))
     }
 }
 
@@ -365,83 +378,16 @@ pub fn scorer<'a>(
     let Some(terms) = PhraseTerms::open(node, seg)? else {
         return Ok(None);
     };
+    let mut order: Vec<usize> = (0..terms.cursors.len()).collect();
+    order.sort_by_key(|&i| terms.cursors[i].cost());
     let mut s = PhraseScorer {
         terms,
-        weight: &node.weight,
+        order,
         doc: 0,
         freq: 0,
     };
     s.doc = s.next_match(0);
     Ok(Some(Box::new(s)))
-}
-
-/// Runs the phrase `node` (the whole query) over `seg` into `sink`: every
-/// live match counted and offered, except that once the sink may leave
-/// documents uncounted, those that cannot beat its floor are rejected by
-/// their bounds before their positions are read.
-pub fn run<S: Sink>(node: &PhraseNode, seg: &LiveSegment, sink: &mut S) -> Result<()> {
-    let Some(mut pt) = PhraseTerms::open(node, seg)? else {
-        return Ok(());
-    };
-    let w = &*node.weight;
-    let mut doc = pt.leapfrog(0);
-    let mut window_end = 0;
-    // The lead block whose bound `block` is, with its end.
-    let mut bounded = usize::MAX;
-    let (mut block, mut block_end) = (f32::INFINITY, NO_MORE);
-    while doc != NO_MORE {
-        if doc >= window_end {
-            match sink.window(doc) {
-                Window::Take(end) => window_end = end,
-                Window::Skip(end) => {
-                    doc = pt.leapfrog(end);
-                    continue;
-                }
-            }
-        }
-        if seg.is_deleted(doc) {
-            doc = pt.leapfrog(doc + 1);
-            continue;
-        }
-        if let Some(floor) = sink.floor().filter(|_| sink.prefilter()) {
-            let lead = pt.lead();
-            if lead.block() != bounded {
-                bounded = lead.block();
-                let lo = lead.block_start(bounded);
-                let last = lead.postings().last_doc(bounded);
-                block_end = last.map_or(NO_MORE, |l| l.saturating_add(1));
-                // Over the lead block's documents, `lo..=last`.
-                let hi = last.unwrap_or(NO_MORE);
-                block = pt
-                    .cursors
-                    .iter_mut()
-                    .map(|c| c.bound_until(lo, hi))
-                    .fold(f32::INFINITY, f32::min);
-            }
-            if block <= floor {
-                sink.dropped(1);
-                doc = pt.leapfrog(block_end);
-                continue;
-            }
-            let tf = pt.min_tf();
-            if w.score(tf, pt.norm(doc)) <= floor {
-                sink.dropped(1);
-                doc = pt.leapfrog(doc + 1);
-                continue;
-            }
-        }
-        let freq = pt.freq();
-        if freq > 0 {
-            sink.count(1);
-            let norm = pt.norm(doc);
-            sink.offer(doc, || w.score(freq, norm));
-        }
-        doc = pt.leapfrog(doc + 1);
-    }
-    match pt.error() {
-        Some(e) => Err(seg.reader.bad(e)),
-        None => Ok(()),
-    }
 }
 
 #[cfg(test)]

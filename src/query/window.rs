@@ -1,5 +1,6 @@
-//! Window-at-a-time execution of flat queries (a term, or a boolean of
-//! terms) for collectors that can reject a document before it is scored:
+//! Window-at-a-time execution of flat queries (a term, a boolean of
+//! terms, or a phrase: the conjunction of its terms, its rarest leading,
+//! whose matches its positions confirm) for collectors that can reject a document before it is scored:
 //! by its field values alone (sorted search, the `SortCollector`), or by a
 //! score bound under the queue's floor (score order, `TopDocsSink`). This
 //! is the one loop behind every fast path; each shape has its kill switch
@@ -71,6 +72,7 @@ use crate::kernels;
 use crate::query::Occur;
 use crate::query::bm25::TermWeight;
 use crate::query::daat::{self, NO_MORE, Roles, Scorer, TermScorer};
+use crate::query::phrase::{PhrasePositions, PhraseTerms};
 use crate::query::plan::{Node, TermNode};
 use crate::query::prune::{self, LeadPrune};
 use crate::read::LiveSegment;
@@ -188,7 +190,25 @@ pub fn shape(node: &Node) -> Option<Shape> {
 pub fn run<S: Sink>(node: &Node, seg: &LiveSegment, sink: &mut S, buf: &mut Buffers) -> Result<()> {
     let flat: Vec<(Occur, &TermNode)> = match node {
         Node::Empty => return Ok(()),
-        Node::Phrase(p) => return crate::query::phrase::run(p, seg, sink),
+        Node::Phrase(p) => {
+            let Some(terms) = PhraseTerms::open(p, seg)? else {
+                return Ok(());
+            };
+            // The rarest term leads and bounds the phrase alone (a phrase
+            // scores at most what its frequency, at most each term's, would
+            // score with the phrase's weight); the others filter.
+            let lead = terms.rarest();
+            let occurs = (0..terms.cursors.len())
+                .map(|i| {
+                    if i == lead {
+                        Occur::Must
+                    } else {
+                        Occur::Filter
+                    }
+                })
+                .collect();
+            return exec(seg, terms.cursors, occurs, Some(terms.positions), sink, buf);
+        }
         Node::Term(t) => vec![(Occur::Must, t)],
         Node::Bool(clauses) => clauses
             .iter()
@@ -203,6 +223,20 @@ pub fn run<S: Sink>(node: &Node, seg: &LiveSegment, sink: &mut S, buf: &mut Buff
     else {
         return Ok(());
     };
+    exec(seg, cursors, occurs, None, sink, buf)
+}
+
+/// Runs the clauses `cursors` (their `occurs`) over `seg` into `sink`;
+/// with `phrase`, the required clauses are a phrase's terms and a document
+/// holding them all matches only if it holds the phrase.
+fn exec<'a, S: Sink>(
+    seg: &'a LiveSegment,
+    cursors: Vec<TermScorer<'a>>,
+    occurs: Vec<Occur>,
+    phrase: Option<PhrasePositions<'a>>,
+    sink: &mut S,
+    buf: &mut Buffers,
+) -> Result<()> {
     let Roles {
         required,
         should,
@@ -217,6 +251,7 @@ pub fn run<S: Sink>(node: &Node, seg: &LiveSegment, sink: &mut S, buf: &mut Buff
         cursors,
         occurs,
         must_not,
+        phrase,
         b: buf,
         lead: None,
         window: 0,
@@ -233,7 +268,8 @@ pub fn run<S: Sink>(node: &Node, seg: &LiveSegment, sink: &mut S, buf: &mut Buff
         (None, &[lead]) => ex.lead(lead, &[], sink),
         (None, _) => ex.union(&should, sink),
     }
-    match ex.cursors.iter().find_map(|c| c.error()) {
+    let error = ex.phrase.as_ref().and_then(|p| p.error());
+    match error.or_else(|| ex.cursors.iter().find_map(|c| c.error())) {
         Some(e) => Err(seg.reader.bad(e)),
         None => Ok(()),
     }
@@ -245,6 +281,10 @@ struct Exec<'a, 'b> {
     cursors: Vec<TermScorer<'a>>,
     occurs: Vec<Occur>,
     must_not: Vec<usize>,
+    /// A phrase's positions, when the required clauses are its terms: a
+    /// document they all hold is a match once its phrase frequency is
+    /// above 0, and scores by it.
+    phrase: Option<PhrasePositions<'a>>,
     b: &'b mut Buffers,
     /// The clause whose block cuts the windows (a conjunction's cheapest
     /// required clause, or a lone clause), whose score the per-candidate
@@ -293,7 +333,11 @@ impl Exec<'_, '_> {
     /// impacts was measured to cost more than it saved: mid-df-2 OR
     /// +3 % instructions.)
     fn known_scores<S: Sink>(&mut self, required: &[usize], should: &[usize], sink: &mut S) {
-        if !sink.ranks_by_score() || !self.must_not.is_empty() || self.seg.deletes.is_some() {
+        if !sink.ranks_by_score()
+            || !self.must_not.is_empty()
+            || self.seg.deletes.is_some()
+            || self.phrase.is_some()
+        {
             return;
         }
         let lone = match (required, should) {
@@ -318,12 +362,61 @@ impl Exec<'_, '_> {
             return;
         }
         self.drop_excluded();
+        if self.phrase.is_some() {
+            if sink.prefilter() {
+                let n = self.b.matches.len();
+                sink.filter(&mut self.b.matches);
+                sink.dropped(n - self.b.matches.len());
+            }
+            for i in 0..self.b.matches.len() {
+                let doc = self.b.matches[i];
+                if !self.seg.is_deleted(doc) {
+                    self.take_phrase(doc, sink, offer);
+                }
+            }
+            return;
+        }
         sink.count(self.live_matches());
         if !offer {
             return;
         }
         sink.filter(&mut self.b.matches);
         self.offer_live(sink, false);
+    }
+
+    /// Takes `doc`, a live document holding every term of the phrase (each
+    /// cursor at or before it): when the total may be a lower bound, a
+    /// document whose lead score cannot beat the floor is dropped before
+    /// its positions are read (the lead's bound and score bound the
+    /// phrase's: its frequency is at most the lead's, scored with the same
+    /// weight; the least of the terms' bounds was measured to cost more
+    /// than it saves); otherwise it is a match if its phrase
+    /// frequency is above 0, counted, and (with `offer`) offered, scored
+    /// with that frequency (which the sink compares with its floor: that
+    /// costs less than the lead's check).
+    fn take_phrase<S: Sink>(&mut self, doc: u32, sink: &mut S, offer: bool) {
+        let floor = sink.floor();
+        if let Some(f) = floor.filter(|_| sink.prefilter())
+            && !self.competes(doc, f)
+        {
+            sink.dropped(1);
+            return;
+        }
+        let Some(p) = self.phrase.as_mut() else {
+            return;
+        };
+        let freq = p.freq(&mut self.cursors, doc);
+        if freq == 0 {
+            return;
+        }
+        sink.count(1);
+        if !offer {
+            return;
+        }
+        // Every cursor reads the field's norms.
+        let norm = self.cursors[0].norm(doc);
+        let w = self.cursors[0].weight();
+        sink.offer(doc, || w.score(freq, norm));
     }
 
     /// Removes from `matches` the documents a must-not clause holds.
@@ -641,7 +734,8 @@ impl Exec<'_, '_> {
     fn lead<S: Sink>(&mut self, lead: usize, others: &[usize], sink: &mut S) {
         self.lead = Some(lead);
         loop {
-            self.pass_lead_blocks(lead, others.is_empty(), sink);
+            let alone = others.is_empty() && self.phrase.is_none();
+            self.pass_lead_blocks(lead, alone, sink);
             self.cursors[lead].ensure();
             let docs = self.cursors[lead].block_rest();
             let Some(&first) = docs.first() else { break };
@@ -669,7 +763,7 @@ impl Exec<'_, '_> {
                 None => true,
             };
             let next = self.cursors[lead].pos() + n;
-            let alone = others.is_empty() && self.must_not.is_empty();
+            let alone = others.is_empty() && self.must_not.is_empty() && self.phrase.is_none();
             if !offer && sink.prefilter() {
                 sink.dropped(n);
             } else if let Some(floor) = floor.filter(|_| offer && alone) {
@@ -763,6 +857,10 @@ impl Exec<'_, '_> {
                         .any(|&m| self.cursors[m].seek(doc) == doc)
                     || self.seg.is_deleted(doc)
                 {
+                    continue;
+                }
+                if self.phrase.is_some() {
+                    self.take_phrase(doc, sink, offer);
                     continue;
                 }
                 sink.count(1);
