@@ -200,3 +200,39 @@ fn closing_or_rolling_back_during_merges_leaves_no_files_behind() {
         }
     }
 }
+
+/// The policy's floor is the writer's to set: eight commits of 100
+/// documents (factor 2) are within the budget when segments count as
+/// their own size (floor 1: about `2 log2(800)` segments allowed) and
+/// over it when each counts as the default floor's 10,000 (five allowed).
+#[test]
+fn the_merge_floor_decides_when_small_segments_merge() {
+    let segments_after = |floor: Option<u64>| {
+        let dir = common::fast_tempdir();
+        let (schema, f) = common::id_body_year();
+        let mut config = WriterConfig {
+            merge_factor: 2,
+            background_merges: false,
+            ..Default::default()
+        };
+        if let Some(floor) = floor {
+            config.merge_floor_docs = floor;
+        }
+        let mut w = IndexWriter::create(dir.path(), &schema, config).unwrap();
+        let mut rng = Rng(9);
+        for c in 0..8 {
+            for i in 0..100 {
+                w.add_document(&doc(&f, c * 100 + i, &mut rng)).unwrap();
+            }
+            w.commit().unwrap();
+        }
+        drop(w);
+        let s = Searcher::open(dir.path()).unwrap();
+        assert_eq!(common::live_ids(&s, f.id), (0..800).collect::<Vec<_>>());
+        s.snapshot().segments().len()
+    };
+    assert_eq!(segments_after(Some(1)), 8);
+    assert_eq!(segments_after(Some(0)), 8);
+    let merged = segments_after(None);
+    assert!(merged <= 5, "{merged} segments under the default floor");
+}

@@ -74,7 +74,7 @@ pub struct WriterConfig {
     /// Merge policy: segments allowed per size tier, and most segments
     /// merged at once (at least 3). After each commit, while there are
     /// more segments than about `merge_factor` per tier (tiers growing by
-    /// this factor from 10,000 live documents), runs of adjacent segments
+    /// this factor from `merge_floor_docs` live documents), runs of adjacent segments
     /// of similar sizes are merged: the segment count stays logarithmic in
     /// the documents, and so does the number of times a document is
     /// rewritten. 0 or 1 turns automatic merging off ([`IndexWriter::merge`]
@@ -84,6 +84,12 @@ pub struct WriterConfig {
     /// documents, and leave alone segments of more than half of it (none:
     /// no limit but the format's). [`IndexWriter::merge`] ignores it.
     pub max_merge_docs: Option<u32>,
+    /// The merge policy's floor: segments of fewer live documents count as
+    /// this many, so the small segments of frequent commits are merged
+    /// together early, and tiers grow by `merge_factor` from it (default
+    /// 10,000; 0 counts as 1). Larger floors mean fewer, larger merges of
+    /// small segments.
+    pub merge_floor_docs: u64,
     /// Run the automatic merges on the writer's merge thread, while
     /// documents are added and committed (true, the default), or within
     /// [`IndexWriter::commit`] (false: the segments after each commit
@@ -107,6 +113,7 @@ impl Default for WriterConfig {
             max_docs_per_segment: None,
             merge_factor: 10,
             max_merge_docs: None,
+            merge_floor_docs: policy::FLOOR_DOCS,
             background_merges: true,
             indexing_threads: 1,
             io: Arc::new(IoHooks::new()),
@@ -808,7 +815,7 @@ impl IndexWriter {
     fn policy(&self) -> policy::Policy {
         policy::Policy {
             factor: self.config.merge_factor,
-            floor: policy::FLOOR_DOCS,
+            floor: self.config.merge_floor_docs.max(1),
             max_docs: u64::from(self.config.max_merge_docs.unwrap_or(u32::MAX)),
         }
     }

@@ -7,7 +7,8 @@
 //! the run was: the policy chooses windows of adjacent segments, never a
 //! set scattered over the manifest.
 //!
-//! Sizes are live documents, raised to a floor ([`FLOOR_DOCS`]): every
+//! Sizes are live documents, raised to a floor (the writer's
+//! `merge_floor_docs`, by default [`FLOOR_DOCS`]): every
 //! segment smaller than the floor costs as much as one at the floor, so
 //! runs of tiny segments (the last flush of each commit, segments that
 //! lost most of their documents to deletes) are cheap to merge and always
@@ -54,7 +55,8 @@
 
 use std::ops::Range;
 
-/// Segments below this many live documents count as this many.
+/// Segments below this many live documents count as this many, unless
+/// the writer sets another floor (`WriterConfig::merge_floor_docs`).
 pub(crate) const FLOOR_DOCS: u64 = 10_000;
 
 /// The policy's parameters.
