@@ -103,6 +103,8 @@ pub struct IndexReport {
     pub segments: usize,
     /// Writer threads.
     pub threads: usize,
+    /// Bytes per [`COMPONENTS`] entry (empty when not measured).
+    pub components: Vec<u64>,
 }
 
 impl IndexReport {
@@ -114,6 +116,9 @@ impl IndexReport {
             "vm_hwm_base_kib": self.vm_hwm_base_kib, "bytes": self.bytes,
             "dir_bytes": self.dir_bytes,
             "segments": self.segments, "threads": self.threads,
+            "components": COMPONENTS.iter().zip(&self.components)
+                .map(|(c, n)| (c.to_string(), serde_json::json!(n)))
+                .collect::<serde_json::Map<_, _>>(),
         })
     }
 
@@ -130,6 +135,11 @@ impl IndexReport {
             dir_bytes: v["dir_bytes"].as_u64()?,
             segments: v["segments"].as_u64()? as usize,
             threads: v["threads"].as_u64().unwrap_or(1) as usize,
+            components: COMPONENTS
+                .iter()
+                .map(|c| v["components"][*c].as_u64())
+                .collect::<Option<Vec<u64>>>()
+                .unwrap_or_default(),
         })
     }
 
@@ -446,6 +456,7 @@ fn child_index(
         dir_bytes: dir_bytes(dir),
         segments,
         threads,
+        components: Vec::new(),
     })
 }
 
@@ -523,7 +534,12 @@ pub fn run_child(
     let line = text.lines().last().unwrap_or_default();
     let v: serde_json::Value = serde_json::from_str(line)
         .map_err(|e| format!("bad report from the indexing child ({e}): {line:?}"))?;
-    IndexReport::from_json(&v).ok_or_else(|| format!("bad report from the indexing child: {line}"))
+    let mut r = IndexReport::from_json(&v)
+        .ok_or_else(|| format!("bad report from the indexing child: {line}"))?;
+    // Here, not in the child: reading the index would count it in the
+    // writer's peak memory.
+    r.components = components(engine, dir)?;
+    Ok(r)
 }
 
 /// The segments of the quarry index at `dir`, from its manifest alone:
@@ -535,4 +551,66 @@ fn quarry_segments(dir: &Path) -> Result<usize, String> {
         Some((_, m)) => Ok(m.segments.len()),
         None => Err(format!("no manifest in {}", dir.display())),
     }
+}
+
+/// The components an index's bytes are reported by, in both engines:
+/// what each engine's own accounting calls them is in [`components`].
+pub const COMPONENTS: [&str; 7] = [
+    "terms",
+    "postings",
+    "positions",
+    "norms",
+    "stored",
+    "sort columns",
+    "other",
+];
+
+/// The bytes of the index at `dir` per [`COMPONENTS`] entry, summed over
+/// its segments. quarry: its segments' sections (`quarry stats`'s
+/// accounting); "other" is the rest of the live files (segment headers,
+/// metadata sections and directories, the manifest, tombstones). tantivy:
+/// its `space_usage` (term dictionary, postings, positions, field norms,
+/// doc store, fast fields; "other" is the rest of the live files: meta.json,
+/// delete bitsets, footers). Opening the index reads it, so this runs
+/// after the writer's peak memory is taken.
+pub fn components(engine: Engine, dir: &Path) -> Result<Vec<u64>, String> {
+    let mut out = vec![0u64; COMPONENTS.len()];
+    let slot = |name: &str| {
+        COMPONENTS
+            .iter()
+            .position(|c| *c == name)
+            .expect("a listed component")
+    };
+    match engine {
+        Engine::Quarry => {
+            let s = quarry::Searcher::open(dir).map_err(|e| e.to_string())?;
+            for seg in s.snapshot().segments() {
+                for (name, n) in seg.reader.section_sizes() {
+                    let name = if name == "sort" { "sort columns" } else { name };
+                    out[slot(name)] += n as u64;
+                }
+            }
+        }
+        Engine::Tantivy => {
+            let index = tantivy_open(dir, None).map_err(|e| e.to_string())?;
+            let reader = index.reader().map_err(|e| e.to_string())?;
+            let usage = reader.searcher().space_usage().map_err(|e| e.to_string())?;
+            for seg in usage.segments() {
+                let parts = [
+                    ("terms", seg.termdict().total()),
+                    ("postings", seg.postings().total()),
+                    ("positions", seg.positions().total()),
+                    ("norms", seg.fieldnorms().total()),
+                    ("stored", seg.store().total()),
+                    ("sort columns", seg.fast_fields().total()),
+                ];
+                for (name, n) in parts {
+                    out[slot(name)] += n.get_bytes();
+                }
+            }
+        }
+    }
+    let named: u64 = out.iter().sum();
+    out[slot("other")] = live_bytes(engine, dir)?.saturating_sub(named);
+    Ok(out)
 }

@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! cargo run --release -p quarry-bench -- --quick          # 200k docs, < 15 min
-//! cargo run --release -p quarry-bench                     # 1M docs, < 1 hour
+//! cargo run --release -p quarry-bench                     # 1M docs, then 10M indexed: < 1.5 hours
 //! ```
 //!
 //! Test-only knob: `QUARRY_BENCH_SABOTAGE=1` perturbs quarry's fast-path
@@ -59,6 +59,10 @@ OPTIONS:
                        engines (quarry WriterConfig::indexing_threads, tantivy
                        writer_with_num_threads(N, budget)), reported next to one
   --index-only         build and report the indexes only (no search measurement)
+  --scale-docs N       also index N documents of the same synthetic corpus shape (one
+                       layout, 1 writer thread and --index-threads, both engines; no
+                       search), reported apart, each index removed once measured
+                       (default 10,000,000 in a full run of the standard corpus, else 0)
   --commit-every N     (__index only) commit after every N documents, so the
                        automatic merges run while indexing continues
   --sorted-only        run only the sorted classes (year:desc,score; category,year:desc)
@@ -93,6 +97,8 @@ struct Args {
     index_threads: usize,
     /// Stop after indexing.
     index_only: bool,
+    /// Documents of the builds at scale (0: none).
+    scale_docs: u64,
     /// The `__index` child commits after every this many documents
     /// (none: once, at the end).
     commit_every: Option<u64>,
@@ -119,7 +125,7 @@ fn parse_args(raw: Vec<String>) -> Result<Args, String> {
     let mut layouts = vec![Layout::One, Layout::Several];
     let mut reuse = false;
     let mut threads = 1usize;
-    let (mut index_threads, mut index_only) = (1usize, false);
+    let (mut index_threads, mut index_only, mut scale_docs) = (1usize, false, None);
     let mut commit_every = None;
     let mut sorted_only = false;
     let (mut positions, mut phrases) = (false, false);
@@ -169,6 +175,7 @@ fn parse_args(raw: Vec<String>) -> Result<Args, String> {
             Long("positions") => positions = true,
             Long("phrases") => phrases = true,
             Long("threads") => threads = p.value().map_err(e)?.parse().map_err(e)?,
+            Long("scale-docs") => scale_docs = Some(p.value().map_err(e)?.parse().map_err(e)?),
             Long("index-threads") => index_threads = p.value().map_err(e)?.parse().map_err(e)?,
             Long("index-only") => index_only = true,
             Long("commit-every") => {
@@ -212,6 +219,15 @@ fn parse_args(raw: Vec<String>) -> Result<Args, String> {
             }
         }
     };
+    // The full run of the standard corpus measures indexing at scale too.
+    let full_standard = !quick
+        && !phrases
+        && !sorted_only
+        && matches!(&corpus, CorpusSpec::Synthetic { synth, .. } if *synth == Synth::STANDARD);
+    let scale_docs = scale_docs.unwrap_or(if full_standard { 10_000_000 } else { 0 });
+    if scale_docs > 0 && !matches!(corpus, CorpusSpec::Synthetic { .. }) {
+        return Err("--scale-docs needs a synthetic corpus".into());
+    }
     if regimes.is_empty() {
         return Err("--regimes needs at least one regime".into());
     }
@@ -239,6 +255,7 @@ fn parse_args(raw: Vec<String>) -> Result<Args, String> {
         positions: positions || phrases,
         index_threads: index_threads.max(1),
         index_only,
+        scale_docs,
         commit_every,
     })
 }
@@ -511,65 +528,33 @@ fn run_all(args: &Args, raw: &[String]) -> Result<(), String> {
     for (layout, threads) in builds {
         for engine in [Engine::Quarry, Engine::Tantivy] {
             let dir = index_dir(&args.out, engine, layout, args.positions);
-            let dir = if threads > 1 {
-                dir.with_file_name(format!(
-                    "{}-t{threads}",
-                    dir.file_name().expect("named").to_string_lossy()
-                ))
-            } else {
-                dir
-            };
-            let saved = dir.with_extension("report.json");
-            let stamp = format!("{} [{}]", args.corpus.describe(), args.corpus.fingerprint());
-            let reused = if args.reuse {
-                std::fs::read_to_string(&saved)
-                    .ok()
-                    .and_then(|s| serde_json::from_str::<serde_json::Value>(&s).ok())
-                    .filter(|v| v["corpus"].as_str() == Some(stamp.as_str()))
-                    .and_then(|v| index::IndexReport::from_json(&v))
-            } else {
-                None
-            };
-            let rep = match reused {
-                Some(r) => {
-                    eprintln!("reusing {}", dir.display());
-                    r
-                }
-                None => {
-                    eprintln!(
-                        "indexing with {} ({} layout) into {} ...",
-                        engine.name(),
-                        layout.name(),
-                        dir.display()
-                    );
-                    let r = index::run_child(
-                        engine,
-                        layout,
-                        &dir,
-                        &args.corpus,
-                        args.positions,
-                        threads,
-                    )?;
-                    let mut v = r.to_json();
-                    v["corpus"] = stamp.into();
-                    let _ = std::fs::write(&saved, v.to_string());
-                    r
-                }
-            };
-            eprintln!(
-                "  {} {} ({threads} thread(s)): {:.0} docs/s, {:.1} s wall, {:.1} s CPU, peak RSS {:.0} MiB, {:.1} MiB on disk, {} segment(s)",
-                engine.name(),
-                layout.name(),
-                rep.docs_per_s(),
-                rep.wall_s,
-                rep.cpu_s,
-                rep.vm_hwm_kib as f64 / 1024.0,
-                rep.bytes as f64 / 1048576.0,
-                rep.segments
-            );
+            let rep = build(args, &args.corpus, engine, layout, threads, &dir)?;
             indexing.push((engine, layout, rep));
         }
     }
+    let scale = match &args.corpus {
+        CorpusSpec::Synthetic { seed, synth, .. } if args.scale_docs > 0 => {
+            let corpus = CorpusSpec::Synthetic {
+                seed: *seed,
+                docs: args.scale_docs,
+                synth: *synth,
+            };
+            let mut builds = Vec::new();
+            for threads in [1, args.index_threads] {
+                if threads > 1 || builds.is_empty() {
+                    for engine in [Engine::Quarry, Engine::Tantivy] {
+                        let dir = args.out.join(format!("idx-{}-scale", engine.name()));
+                        let rep = build(args, &corpus, engine, Layout::One, threads, &dir)?;
+                        // Measured: the report keeps what the index showed.
+                        let _ = std::fs::remove_dir_all(&dir);
+                        builds.push((engine, Layout::One, rep));
+                    }
+                }
+            }
+            Some((args.scale_docs, builds))
+        }
+        _ => None,
+    };
 
     let mut layouts = Vec::new();
     let measured: &[Layout] = if args.index_only { &[] } else { &args.layouts };
@@ -618,6 +603,7 @@ fn run_all(args: &Args, raw: &[String]) -> Result<(), String> {
         threads: Some(args.settings.threads),
         checks,
         indexing,
+        scale,
         layouts,
     };
     let md = args.out.join("results.md");
@@ -637,6 +623,70 @@ fn run_all(args: &Args, raw: &[String]) -> Result<(), String> {
         sv.display()
     );
     Ok(())
+}
+
+/// Builds the index of `corpus` with `engine` in `layout` on `threads`
+/// writer threads at `dir` (suffixed `-tN` for more than one thread), or,
+/// with `--reuse-indexes`, takes the report an earlier build of the same
+/// corpus saved beside it; prints the report's line.
+fn build(
+    args: &Args,
+    corpus: &CorpusSpec,
+    engine: Engine,
+    layout: Layout,
+    threads: usize,
+    dir: &Path,
+) -> Result<index::IndexReport, String> {
+    let dir = if threads > 1 {
+        dir.with_file_name(format!(
+            "{}-t{threads}",
+            dir.file_name().expect("named").to_string_lossy()
+        ))
+    } else {
+        dir.to_path_buf()
+    };
+    let saved = dir.with_extension("report.json");
+    let stamp = format!("{} [{}]", corpus.describe(), corpus.fingerprint());
+    let reused = if args.reuse {
+        std::fs::read_to_string(&saved)
+            .ok()
+            .and_then(|s| serde_json::from_str::<serde_json::Value>(&s).ok())
+            .filter(|v| v["corpus"].as_str() == Some(stamp.as_str()))
+            .and_then(|v| index::IndexReport::from_json(&v))
+    } else {
+        None
+    };
+    let rep = match reused {
+        Some(r) => {
+            eprintln!("reusing {}", dir.display());
+            r
+        }
+        None => {
+            eprintln!(
+                "indexing with {} ({} layout) into {} ...",
+                engine.name(),
+                layout.name(),
+                dir.display()
+            );
+            let r = index::run_child(engine, layout, &dir, corpus, args.positions, threads)?;
+            let mut v = r.to_json();
+            v["corpus"] = stamp.into();
+            let _ = std::fs::write(&saved, v.to_string());
+            r
+        }
+    };
+    eprintln!(
+        "  {} {} ({threads} thread(s)): {:.0} docs/s, {:.1} s wall, {:.1} s CPU, peak RSS {:.0} MiB, {:.1} MiB on disk, {} segment(s)",
+        engine.name(),
+        layout.name(),
+        rep.docs_per_s(),
+        rep.wall_s,
+        rep.cpu_s,
+        rep.vm_hwm_kib as f64 / 1024.0,
+        rep.bytes as f64 / 1048576.0,
+        rep.segments
+    );
+    Ok(rep)
 }
 
 /// Where an engine's index of a layout goes; indexes with positions

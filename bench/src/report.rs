@@ -5,7 +5,7 @@ use std::path::Path;
 
 use plotters::prelude::*;
 
-use crate::index::{Engine, IndexReport, Layout};
+use crate::index::{self, Engine, IndexReport, Layout};
 use crate::run::{ClassResult, Regime};
 
 /// Everything one run produced.
@@ -27,11 +27,17 @@ pub struct RunReport {
     /// Self-checks that ran before measuring, described.
     pub checks: Vec<String>,
     /// Indexing reports per (engine, layout).
-    pub indexing: Vec<(Engine, Layout, IndexReport)>,
+    pub indexing: Vec<Build>,
+    /// The document count and reports of the builds at scale (one
+    /// layout, index only), if they ran.
+    pub scale: Option<(u64, Vec<Build>)>,
     /// Per layout: segments (quarry, tantivy), load averages before and
     /// after, and the class results.
     pub layouts: Vec<LayoutReport>,
 }
+
+/// One build's report: its engine and layout, and what it measured.
+pub type Build = (Engine, Layout, IndexReport);
 
 /// One layout's measurements.
 pub struct LayoutReport {
@@ -99,65 +105,10 @@ pub fn markdown(r: &RunReport) -> String {
     for c in &r.checks {
         let _ = writeln!(s, "- check: {c}");
     }
-    let _ = writeln!(s, "\n## Indexing\n");
-    let _ = writeln!(
-        s,
-        "| engine | layout | writer threads | segments | docs/s (wall) | wall s | CPU s | peak RSS MiB | of which before indexing MiB | index MiB |"
-    );
-    let _ = writeln!(s, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|");
-    for (e, l, ir) in &r.indexing {
-        let _ = writeln!(
-            s,
-            "| {} | {} | {} | {} | {:.0} | {:.1} | {:.1} | {:.0} | {:.0} | {:.1} |",
-            e.name(),
-            l.name(),
-            ir.threads,
-            ir.segments,
-            ir.docs_per_s(),
-            ir.wall_s,
-            ir.cpu_s,
-            ir.vm_hwm_kib as f64 / 1024.0,
-            ir.vm_hwm_base_kib as f64 / 1024.0,
-            mib(ir.bytes)
-        );
-    }
-    for (e, l, ir) in &r.indexing {
-        if ir.dir_bytes > ir.bytes + ir.bytes / 100 {
-            let _ = writeln!(
-                s,
-                "\n{} ({} layout): the directory also holds {:.1} MiB of files of earlier commits, which the engine keeps until a later commit; \"index MiB\" counts only the files the last commit references.",
-                e.name(),
-                l.name(),
-                mib(ir.dir_bytes - ir.bytes)
-            );
-        }
-    }
-    let mut builds: Vec<(Layout, usize)> = Vec::new();
-    for (_, l, ir) in &r.indexing {
-        if !builds.contains(&(*l, ir.threads)) {
-            builds.push((*l, ir.threads));
-        }
-    }
-    for (l, threads) in builds {
-        let get = |e| {
-            r.indexing
-                .iter()
-                .find(|(e2, l2, ir)| *e2 == e && *l2 == l && ir.threads == threads)
-                .map(|x| &x.2)
-        };
-        if let (Some(q), Some(t)) = (get(Engine::Quarry), get(Engine::Tantivy)) {
-            let _ = writeln!(
-                s,
-                "\n{} layout, {threads} writer thread(s), quarry/tantivy: docs/s {:.2}x, CPU s {:.2}x, peak RSS {:.2}x ({:.2}x above what each held before indexing, e.g. the corpus generator), index size {:.2}x.",
-                l.name(),
-                q.docs_per_s() / t.docs_per_s(),
-                q.cpu_s / t.cpu_s,
-                q.vm_hwm_kib as f64 / t.vm_hwm_kib as f64,
-                q.vm_hwm_kib.saturating_sub(q.vm_hwm_base_kib) as f64
-                    / t.vm_hwm_kib.saturating_sub(t.vm_hwm_base_kib).max(1) as f64,
-                q.bytes as f64 / t.bytes as f64
-            );
-        }
+    indexing_section(&mut s, "## Indexing", &r.indexing);
+    if let Some((docs, scale)) = &r.scale {
+        let title = format!("## Indexing at scale: {docs} documents of the same corpus shape");
+        indexing_section(&mut s, &title, scale);
     }
     for lr in &r.layouts {
         for regime in lr.regimes() {
@@ -331,20 +282,25 @@ pub fn json(r: &RunReport) -> serde_json::Value {
             })
         })
         .collect();
-    let indexing: Vec<serde_json::Value> = r
-        .indexing
-        .iter()
-        .map(|(e, l, ir)| {
-            let mut v = ir.to_json();
-            v["engine"] = e.name().into();
-            v["layout"] = l.name().into();
-            v
-        })
-        .collect();
+    let builds = |list: &[Build]| -> Vec<serde_json::Value> {
+        list.iter()
+            .map(|(e, l, ir)| {
+                let mut v = ir.to_json();
+                v["engine"] = e.name().into();
+                v["layout"] = l.name().into();
+                v
+            })
+            .collect()
+    };
+    let indexing = builds(&r.indexing);
+    let scale = r
+        .scale
+        .as_ref()
+        .map(|(docs, list)| serde_json::json!({ "docs": docs, "builds": builds(list) }));
     serde_json::json!({
         "command": r.command, "date": r.date, "cpu": r.cpu, "corpus": r.corpus,
         "stats": r.stats, "settings": r.settings, "checks": r.checks,
-        "indexing": indexing, "layouts": layouts,
+        "indexing": indexing, "scale": scale, "layouts": layouts,
     })
 }
 
@@ -433,4 +389,107 @@ pub fn svg(r: &RunReport, path: &Path) -> Result<(), String> {
     }
     root.present().map_err(|e| e.to_string())?;
     Ok(())
+}
+
+/// The index bytes per component ([`index::COMPONENTS`]) of every build
+/// that measured them, a column per build, in MiB.
+fn component_table(s: &mut String, indexing: &[Build]) {
+    let builds: Vec<_> = indexing
+        .iter()
+        .filter(|(_, _, ir)| ir.components.len() == index::COMPONENTS.len())
+        .collect();
+    if builds.is_empty() {
+        return;
+    }
+    let _ = writeln!(s, "\n### Index bytes per component (MiB)\n");
+    let mut head = String::from("| component |");
+    let mut rule = String::from("|---|");
+    for (e, l, ir) in &builds {
+        let _ = write!(head, " {} {} {}t |", e.name(), l.name(), ir.threads);
+        rule.push_str("---:|");
+    }
+    let _ = writeln!(s, "{head}\n{rule}");
+    for (i, c) in index::COMPONENTS.iter().enumerate() {
+        let _ = write!(s, "| {c} |");
+        for (_, _, ir) in &builds {
+            let _ = write!(s, " {:.2} |", mib(ir.components[i]));
+        }
+        let _ = writeln!(s);
+    }
+    let _ = write!(s, "| total |");
+    for (_, _, ir) in &builds {
+        let _ = write!(s, " {:.2} |", mib(ir.components.iter().sum()));
+    }
+    let _ = writeln!(
+        s,
+        "\n\nquarry's components are its segments' sections (\"other\": headers, metadata sections, directories, the manifest, tombstones); \
+         tantivy's are its `space_usage` (term dictionary, postings, positions, field norms, doc store, fast fields; \"other\": meta.json, delete bitsets, footers)."
+    );
+}
+
+/// An indexing table (one row per build), what each directory keeps
+/// beyond its last commit, the quarry/tantivy ratios of each build, and
+/// the bytes per component.
+fn indexing_section(s: &mut String, title: &str, indexing: &[Build]) {
+    let _ = writeln!(s, "\n{title}\n");
+    let _ = writeln!(
+        s,
+        "| engine | layout | writer threads | segments | docs/s (wall) | wall s | CPU s | peak RSS MiB | of which before indexing MiB | index MiB |"
+    );
+    let _ = writeln!(s, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for (e, l, ir) in indexing {
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {:.0} | {:.1} | {:.1} | {:.0} | {:.0} | {:.1} |",
+            e.name(),
+            l.name(),
+            ir.threads,
+            ir.segments,
+            ir.docs_per_s(),
+            ir.wall_s,
+            ir.cpu_s,
+            ir.vm_hwm_kib as f64 / 1024.0,
+            ir.vm_hwm_base_kib as f64 / 1024.0,
+            mib(ir.bytes)
+        );
+    }
+    for (e, l, ir) in indexing {
+        if ir.dir_bytes > ir.bytes + ir.bytes / 100 {
+            let _ = writeln!(
+                s,
+                "\n{} ({} layout): the directory also holds {:.1} MiB of files of earlier commits, which the engine keeps until a later commit; \"index MiB\" counts only the files the last commit references.",
+                e.name(),
+                l.name(),
+                mib(ir.dir_bytes - ir.bytes)
+            );
+        }
+    }
+    let mut builds: Vec<(Layout, usize)> = Vec::new();
+    for (_, l, ir) in indexing {
+        if !builds.contains(&(*l, ir.threads)) {
+            builds.push((*l, ir.threads));
+        }
+    }
+    for (l, threads) in builds {
+        let get = |e| {
+            indexing
+                .iter()
+                .find(|(e2, l2, ir)| *e2 == e && *l2 == l && ir.threads == threads)
+                .map(|x| &x.2)
+        };
+        if let (Some(q), Some(t)) = (get(Engine::Quarry), get(Engine::Tantivy)) {
+            let _ = writeln!(
+                s,
+                "\n{} layout, {threads} writer thread(s), quarry/tantivy: docs/s {:.2}x, CPU s {:.2}x, peak RSS {:.2}x ({:.2}x above what each held before indexing, e.g. the corpus generator), index size {:.2}x.",
+                l.name(),
+                q.docs_per_s() / t.docs_per_s(),
+                q.cpu_s / t.cpu_s,
+                q.vm_hwm_kib as f64 / t.vm_hwm_kib as f64,
+                q.vm_hwm_kib.saturating_sub(q.vm_hwm_base_kib) as f64
+                    / t.vm_hwm_kib.saturating_sub(t.vm_hwm_base_kib).max(1) as f64,
+                q.bytes as f64 / t.bytes as f64
+            );
+        }
+    }
+    component_table(s, indexing);
 }
