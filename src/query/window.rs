@@ -363,11 +363,7 @@ impl Exec<'_, '_> {
         }
         self.drop_excluded();
         if self.phrase.is_some() {
-            if sink.prefilter() {
-                let n = self.b.matches.len();
-                sink.filter(&mut self.b.matches);
-                sink.dropped(n - self.b.matches.len());
-            }
+            self.filter_unconfirmed(sink);
             for i in 0..self.b.matches.len() {
                 let doc = self.b.matches[i];
                 if !self.seg.is_deleted(doc) {
@@ -417,6 +413,16 @@ impl Exec<'_, '_> {
         let norm = self.cursors[0].norm(doc);
         let w = self.cursors[0].weight();
         sink.offer(doc, || w.score(freq, norm));
+    }
+
+    /// When the total may be a lower bound, thins `matches`, not all yet
+    /// known to match, by the sink's filter, reporting what it drops.
+    fn filter_unconfirmed<S: Sink>(&mut self, sink: &mut S) {
+        if sink.prefilter() {
+            let n = self.b.matches.len();
+            sink.filter(&mut self.b.matches);
+            sink.dropped(n - self.b.matches.len());
+        }
     }
 
     /// Removes from `matches` the documents a must-not clause holds.
@@ -843,11 +849,7 @@ impl Exec<'_, '_> {
                 self.finish(sink, offer);
                 continue;
             }
-            if sink.prefilter() {
-                let n = self.b.matches.len();
-                sink.filter(&mut self.b.matches);
-                sink.dropped(n - self.b.matches.len());
-            }
+            self.filter_unconfirmed(sink);
             for i in 0..self.b.matches.len() {
                 let doc = self.b.matches[i];
                 if rest.iter().any(|&o| self.cursors[o].seek(doc) != doc)
