@@ -584,11 +584,9 @@ pub fn components(engine: Engine, dir: &Path) -> Result<Vec<u64>, String> {
     match engine {
         Engine::Quarry => {
             let s = quarry::Searcher::open(dir).map_err(|e| e.to_string())?;
-            for seg in s.snapshot().segments() {
-                for (name, n) in seg.reader.section_sizes() {
-                    let name = if name == "sort" { "sort columns" } else { name };
-                    out[slot(name)] += n as u64;
-                }
+            for (name, n) in s.snapshot().section_sizes() {
+                let name = if name == "sort" { "sort columns" } else { name };
+                out[slot(name)] += n;
             }
         }
         Engine::Tantivy => {

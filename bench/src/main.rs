@@ -540,15 +540,14 @@ fn run_all(args: &Args, raw: &[String]) -> Result<(), String> {
                 synth: *synth,
             };
             let mut builds = Vec::new();
-            for threads in [1, args.index_threads] {
-                if threads > 1 || builds.is_empty() {
-                    for engine in [Engine::Quarry, Engine::Tantivy] {
-                        let dir = args.out.join(format!("idx-{}-scale", engine.name()));
-                        let rep = build(args, &corpus, engine, Layout::One, threads, &dir)?;
-                        // Measured: the report keeps what the index showed.
-                        let _ = std::fs::remove_dir_all(&dir);
-                        builds.push((engine, Layout::One, rep));
-                    }
+            let more = (args.index_threads > 1).then_some(args.index_threads);
+            for threads in std::iter::once(1).chain(more) {
+                for engine in [Engine::Quarry, Engine::Tantivy] {
+                    let dir = args.out.join(format!("idx-{}-scale", engine.name()));
+                    let rep = build(args, &corpus, engine, Layout::One, threads, &dir)?;
+                    // Measured: the report keeps what the index showed.
+                    let _ = std::fs::remove_dir_all(&dir);
+                    builds.push((engine, Layout::One, rep));
                 }
             }
             Some((args.scale_docs, builds))

@@ -42,7 +42,6 @@
 use crate::error::{Error, Result};
 use crate::format::positions::{Positions, PositionsReader};
 use crate::format::postings::BadPostings;
-use crate::query::bm25::TermWeight;
 use crate::query::daat::{self, NO_MORE, Scorer, TermScorer};
 use crate::query::plan::PhraseNode;
 use crate::read::LiveSegment;
@@ -143,12 +142,14 @@ pub struct PhrasePositions<'a> {
     err: Option<BadPostings>,
 }
 
-impl PhrasePositions<'_> {
-    /// The phrase's weight.
-    pub fn weight(&self) -> &TermWeight {
-        &self.node.weight
-    }
+/// The phrase's score in `doc` at frequency `freq`: its terms' cursors
+/// are weighted with the phrase's weight and read the field's norms.
+pub fn score(cursors: &[TermScorer], freq: u32, doc: u32) -> f32 {
+    let c = &cursors[0];
+    c.weight().score(freq, c.norm(doc))
+}
 
+impl PhrasePositions<'_> {
     /// Reads term `i`'s positions in `doc` (which it holds) into its
     /// buffer, once per candidate, its cursor moved there first; false
     /// after a decode error.
@@ -352,9 +353,7 @@ impl Scorer for PhraseScorer<'_> {
     }
 
     fn score(&mut self) -> f32 {
-        // Every cursor reads the field's norms.
-        let norm = self.terms.cursors[0].norm(self.doc);
-        self.terms.positions.weight().score(self.freq, norm)
+        score(&self.terms.cursors, self.freq, self.doc)
     }
 
     fn cost(&self) -> u64 {

@@ -72,7 +72,7 @@ use crate::kernels;
 use crate::query::Occur;
 use crate::query::bm25::TermWeight;
 use crate::query::daat::{self, NO_MORE, Roles, Scorer, TermScorer};
-use crate::query::phrase::{PhrasePositions, PhraseTerms};
+use crate::query::phrase::{self, PhrasePositions, PhraseTerms};
 use crate::query::plan::{Node, TermNode};
 use crate::query::prune::{self, LeadPrune};
 use crate::read::LiveSegment;
@@ -409,10 +409,8 @@ impl Exec<'_, '_> {
         if !offer {
             return;
         }
-        // Every cursor reads the field's norms.
-        let norm = self.cursors[0].norm(doc);
-        let w = self.cursors[0].weight();
-        sink.offer(doc, || w.score(freq, norm));
+        let cursors = &self.cursors;
+        sink.offer(doc, || phrase::score(cursors, freq, doc));
     }
 
     /// When the total may be a lower bound, thins `matches`, not all yet
@@ -739,9 +737,13 @@ impl Exec<'_, '_> {
     /// Candidates from `lead`, confirmed by the `others` (required).
     fn lead<S: Sink>(&mut self, lead: usize, others: &[usize], sink: &mut S) {
         self.lead = Some(lead);
+        // Whether the lead's documents are matches by themselves (a
+        // phrase's are candidates until its positions confirm them), and
+        // also with nothing to exclude.
+        let lone = others.is_empty() && self.phrase.is_none();
+        let alone = lone && self.must_not.is_empty();
         loop {
-            let alone = others.is_empty() && self.phrase.is_none();
-            self.pass_lead_blocks(lead, alone, sink);
+            self.pass_lead_blocks(lead, lone, sink);
             self.cursors[lead].ensure();
             let docs = self.cursors[lead].block_rest();
             let Some(&first) = docs.first() else { break };
@@ -769,7 +771,6 @@ impl Exec<'_, '_> {
                 None => true,
             };
             let next = self.cursors[lead].pos() + n;
-            let alone = others.is_empty() && self.must_not.is_empty() && self.phrase.is_none();
             if !offer && sink.prefilter() {
                 sink.dropped(n);
             } else if let Some(floor) = floor.filter(|_| offer && alone) {

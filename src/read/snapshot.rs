@@ -224,6 +224,21 @@ impl Snapshot {
         &self.segments
     }
 
+    /// Bytes per section kind (`postings`, `terms`, `norms`, `stored`,
+    /// `sort`, `positions`), summed over its segments, in that order.
+    pub fn section_sizes(&self) -> Vec<(&'static str, u64)> {
+        let mut sums: Vec<(&'static str, u64)> = Vec::new();
+        for seg in &self.segments {
+            for (name, n) in seg.reader.section_sizes() {
+                match sums.iter_mut().find(|(c, _)| *c == name) {
+                    Some((_, sum)) => *sum += n as u64,
+                    None => sums.push((name, n as u64)),
+                }
+            }
+        }
+        sums
+    }
+
     /// Documents including deleted ones (one past the largest doc number).
     pub fn max_doc(&self) -> u64 {
         self.segments

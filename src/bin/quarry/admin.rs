@@ -247,18 +247,12 @@ fn stats(dir: &str, json: bool) -> Result<(), CliError> {
     let total = s.max_doc();
     let live = s.num_docs();
 
-    // Bytes per component, summed over segments, in first-seen order.
-    let mut components: Vec<(&'static str, u64)> = Vec::new();
-    let mut segment_bytes = 0u64;
-    for seg in snap.segments() {
-        segment_bytes += seg.reader.file_len() as u64;
-        for (name, n) in seg.reader.section_sizes() {
-            match components.iter_mut().find(|(c, _)| *c == name) {
-                Some((_, sum)) => *sum += n as u64,
-                None => components.push((name, n as u64)),
-            }
-        }
-    }
+    let components = snap.section_sizes();
+    let segment_bytes: u64 = snap
+        .segments()
+        .iter()
+        .map(|seg| seg.reader.file_len() as u64)
+        .sum();
     let mut disk_bytes = 0u64;
     let mut files = 0u64;
     let rd =
