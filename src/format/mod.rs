@@ -65,16 +65,29 @@ pub fn write_footer(out: &mut Vec<u8>) {
 /// Checks magic, version and checksum of a whole file and returns its
 /// version and body (the bytes between header and footer).
 pub fn check_file<'a>(path: &Path, bytes: &'a [u8], magic: &[u8; 4]) -> Result<(u32, &'a [u8])> {
-    check_framed(path, bytes, magic, MIN_READ_VERSION..=FORMAT_VERSION)
+    check_file_hashed(path, bytes, magic, crc32fast::hash)
 }
 
-/// [`check_file`] for bytes framed the same way whose version is one of
-/// `versions` (a layout versioned apart from the index files).
+/// [`check_file`] with the CRC-32 of the bytes before the footer computed
+/// by `crc` (a mapped file's reader hashes it a window at a time, letting
+/// each window's pages go once hashed).
+pub fn check_file_hashed<'a>(
+    path: &Path,
+    bytes: &'a [u8],
+    magic: &[u8; 4],
+    crc: impl FnOnce(&[u8]) -> u32,
+) -> Result<(u32, &'a [u8])> {
+    check_framed(path, bytes, magic, MIN_READ_VERSION..=FORMAT_VERSION, crc)
+}
+
+/// [`check_file_hashed`] for bytes framed the same way whose version is
+/// one of `versions` (a layout versioned apart from the index files).
 pub fn check_framed<'a>(
     path: &Path,
     bytes: &'a [u8],
     magic: &[u8; 4],
     versions: RangeInclusive<u32>,
+    crc: impl FnOnce(&[u8]) -> u32,
 ) -> Result<(u32, &'a [u8])> {
     if bytes.len() < HEADER_LEN + FOOTER_LEN {
         return Err(Error::corrupt(
@@ -98,7 +111,7 @@ pub fn check_framed<'a>(
     let version = u32::from_le_bytes(bytes[4..8].try_into().expect("4 bytes"));
     let (content, footer) = bytes.split_at(bytes.len() - FOOTER_LEN);
     let stored = u32::from_le_bytes(footer.try_into().expect("4 bytes"));
-    let actual = crc32fast::hash(content);
+    let actual = crc(content);
     if !versions.contains(&version) {
         // A checksum that matches means the file is intact but newer (or older).
         if stored == actual {

@@ -256,7 +256,8 @@ impl CorpusStats {
     }
 
     fn decode_at(path: &Path, bytes: &[u8]) -> Result<CorpusStats> {
-        let (_, body) = format::check_framed(path, bytes, MAGIC, VERSION..=VERSION)?;
+        let (_, body) =
+            format::check_framed(path, bytes, MAGIC, VERSION..=VERSION, crc32fast::hash)?;
         let mut r = Reader::new(path, body);
         let schema = r.u32()?;
         let max_expansions = r.u64()?;

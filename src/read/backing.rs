@@ -54,6 +54,10 @@ impl ReadMode {
     }
 }
 
+/// Bytes of a mapped file hashed between two releases of its pages
+/// ([`Backing::crc32`]).
+const CRC_WINDOW: usize = 8 << 20;
+
 /// The bytes of one segment file.
 pub(crate) enum Backing {
     Mmap(Mmap),
@@ -125,6 +129,31 @@ impl Backing {
             return Err(wrong_length(path, backing.len() as u64, expected_len));
         }
         Ok(backing)
+    }
+
+    /// The CRC-32 of `bytes`, a prefix of this file's bytes. A mapping is
+    /// hashed [`CRC_WINDOW`] bytes at a time, each window's pages let go
+    /// once hashed, so that checking a file never makes all of it resident
+    /// (a merge opens its sources, a searcher its segments, whatever
+    /// their size); the searches that follow fault in what they read.
+    pub(crate) fn crc32(&self, bytes: &[u8]) -> u32 {
+        let Backing::Mmap(m) = self else {
+            return crc32fast::hash(bytes);
+        };
+        let mut h = crc32fast::Hasher::new();
+        for (i, w) in bytes.chunks(CRC_WINDOW).enumerate() {
+            h.update(w);
+            // SAFETY: as in `release_pages`: the mapping is read-only and
+            // shared, so MADV_DONTNEED on a range of it only unmaps those
+            // pages, which fault the same bytes in again from the file
+            // (never modified once committed) on the next access; the
+            // range lies inside the mapping (`bytes` is a prefix of it).
+            // Advice is a hint: an error changes nothing and is ignored.
+            let _ = unsafe {
+                m.unchecked_advise_range(UncheckedAdvice::DontNeed, i * CRC_WINDOW, w.len())
+            };
+        }
+        h.finalize()
     }
 
     /// Lets the kernel drop this process's mapped pages of the file (a

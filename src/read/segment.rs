@@ -252,7 +252,8 @@ impl SegmentReader {
 
     fn parse(path: PathBuf, map: Backing, schema: &Schema) -> Result<SegmentReader> {
         let bytes: &[u8] = &map;
-        let (version, _) = format::check_file(&path, bytes, segment::MAGIC)?;
+        let (version, _) =
+            format::check_file_hashed(&path, bytes, segment::MAGIC, |b| map.crc32(b))?;
         let end = bytes.len() - format::FOOTER_LEN;
         let corrupt = |d: String| Error::corrupt(&path, d);
         let dir_off = u64::from_le_bytes(bytes[end - 8..end].try_into().expect("8"));

@@ -87,7 +87,8 @@ pub(crate) fn merge_segments(
         maps.push(map);
     }
     let doc_count = next;
-    // Opening a reader checks its file's CRC, which maps the whole file in.
+    // Start with none of the sources resident (opening them let go of
+    // what their CRC checks read, but a searcher may have read more).
     let pager = Pager::new(sources);
     pager.release();
 
