@@ -1,8 +1,9 @@
 /*
- * quarry_indexer_open_with: an index created on 3 indexing threads under a
- * small memory budget (so each thread writes several segments) gives the
- * same hits (documents, score bits, totals, stored values) as one built by
- * quarry_indexer_open; bad arguments are refused and leave no index.
+ * quarry_indexer_open_with: indexes created on 1 and on 3 indexing threads
+ * under a small memory budget (so each thread writes several segments) give
+ * the same hits (documents, score bits, totals, stored values) as one built
+ * by quarry_indexer_open, on the caller's thread; bad arguments are refused
+ * and leave no index.
  *
  * Usage: indexing_threads SCRATCH_DIR
  */
@@ -19,14 +20,17 @@ static const char *WORDS[] = {"alpha", "beta", "gamma", "delta", "epsilon", "zet
                               "iota",  "kappa", "lambda", "mu",   "nu",      "xi",   "omicron"};
 #define NWORDS (sizeof WORDS / sizeof WORDS[0])
 
-static void build(const char *dir, int threaded) {
+/* Builds DOCS documents into dir on `threads` indexing threads (-1:
+ * quarry_indexer_open, the caller's thread). */
+static void build(const char *dir, int threads) {
     quarry_schema *schema = ffi_schema();
     quarry_indexer *ix = NULL;
     quarry_doc *d = NULL;
     char body[512], title[32];
     int n, w;
-    if (threaded)
-        OK(quarry_indexer_open_with(dir, strlen(dir), schema, 64 * 1024, 3, QUARRY_INDEXER_CREATE, &ix));
+    if (threads >= 0)
+        OK(quarry_indexer_open_with(dir, strlen(dir), schema, 64 * 1024, (uint32_t)threads, QUARRY_INDEXER_CREATE,
+                                    &ix));
     else
         OK(quarry_indexer_open(dir, strlen(dir), schema, &ix));
     quarry_schema_free(schema);
@@ -83,13 +87,14 @@ static void same_hits(const quarry_searcher *a, const quarry_searcher *b, const 
 }
 
 int main(int argc, char **argv) {
-    char one[4096], three[4096], bad[4096];
-    quarry_searcher *a = NULL, *b = NULL;
+    char one[4096], bad[4096];
+    static const int THREADS[] = {1, 3};
+    size_t t;
+    quarry_searcher *a = NULL;
     quarry_indexer *ix = (quarry_indexer *)&ix;
     quarry_schema *schema = ffi_schema();
     if (argc < 2) return 2;
     ffi_path(one, sizeof one, argv[1], "one");
-    ffi_path(three, sizeof three, argv[1], "three");
     ffi_path(bad, sizeof bad, argv[1], "bad");
 
     /* Refused: too many threads, NULL path or out; nothing is created. */
@@ -116,15 +121,22 @@ int main(int argc, char **argv) {
     quarry_indexer_free(ix);
     quarry_schema_free(schema);
 
-    build(one, 0);
-    build(three, 1);
+    build(one, -1);
     OK(quarry_searcher_open(one, strlen(one), &a));
-    OK(quarry_searcher_open(three, strlen(three), &b));
-    CHECK(quarry_searcher_doc_count(a) == DOCS && quarry_searcher_doc_count(b) == DOCS);
-    same_hits(a, b, "alpha");
-    same_hits(a, b, "kappa omicron");
-    same_hits(a, b, "beta gamma delta xi");
+    CHECK(quarry_searcher_doc_count(a) == DOCS);
+    for (t = 0; t < sizeof THREADS / sizeof THREADS[0]; t++) {
+        char many[4096], name[16];
+        quarry_searcher *b = NULL;
+        snprintf(name, sizeof name, "threads-%d", THREADS[t]);
+        ffi_path(many, sizeof many, argv[1], name);
+        build(many, THREADS[t]);
+        OK(quarry_searcher_open(many, strlen(many), &b));
+        CHECK(quarry_searcher_doc_count(b) == DOCS);
+        same_hits(a, b, "alpha");
+        same_hits(a, b, "kappa omicron");
+        same_hits(a, b, "beta gamma delta xi");
+        quarry_searcher_free(b);
+    }
     quarry_searcher_free(a);
-    quarry_searcher_free(b);
     return ffi_finish("indexing_threads");
 }

@@ -18,7 +18,8 @@ struct Built {
     searcher: Searcher,
 }
 
-/// Indexes `docs` documents (seeded) on `threads` threads with a small
+/// Indexes 4,000 documents (seeded) on `threads` indexing threads (0: the
+/// caller's) with a small
 /// memory budget (many runs and segments), deleting some ids after each
 /// 500 documents and committing every 1,200; then merges to one segment
 /// when `merge`.
@@ -93,7 +94,7 @@ fn hits(s: &Searcher, q: &Query) -> (HitBits, u64) {
 }
 
 fn compare(threads: usize, deletes: bool, merge: bool) {
-    let (one, f) = build(1, deletes, merge);
+    let (one, f) = build(0, deletes, merge);
     let (many, _) = build(threads, deletes, merge);
     if !merge {
         assert!(
@@ -121,4 +122,39 @@ fn several_threads_search_like_one() {
 #[test]
 fn several_threads_with_deletes_search_like_one_after_merging() {
     compare(3, true, true);
+}
+
+/// The index directory's files and their bytes, but the writer's lock.
+fn files(dir: &std::path::Path) -> Vec<(String, Vec<u8>)> {
+    let mut out: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_name() != "LOCK")
+        .map(|e| {
+            let name = e.file_name().into_string().unwrap();
+            (name, std::fs::read(e.path()).unwrap())
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn one_indexing_thread_writes_the_callers_segments() {
+    for (deletes, merge) in [(false, false), (true, false), (true, true)] {
+        let (caller, _) = build(0, deletes, merge);
+        let (one, _) = build(1, deletes, merge);
+        let (a, b) = (files(caller._dir.path()), files(one._dir.path()));
+        let segs = a.iter().filter(|f| f.0.ends_with(".qsg")).count();
+        assert!(merge || segs > 1, "{segs} segments");
+        let names = |v: &[(String, Vec<u8>)]| v.iter().map(|f| f.0.clone()).collect::<Vec<_>>();
+        assert_eq!(names(&a), names(&b), "deletes {deletes}, merge {merge}");
+        for (x, y) in a.iter().zip(&b) {
+            assert!(
+                x.1 == y.1,
+                "{} differs (deletes {deletes}, merge {merge})",
+                x.0
+            );
+        }
+    }
 }

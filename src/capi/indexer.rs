@@ -251,11 +251,16 @@ pub const QUARRY_INDEXER_CREATE: quarry_indexer_flags = 1;
 /// `memory_budget` is the bytes the buffered documents may take before
 /// they are written out as a segment (0: the default, 256 MiB); with
 /// several threads each buffers under an equal share of it. `threads` is
-/// the number of threads that analyse and invert documents (0 or 1: on the
-/// caller's thread at commit and flush, as `quarry_indexer_open`); with
-/// more, documents go to them in contiguous runs of the order they were
-/// added in, and searches return the same documents, score bits and
-/// totals as after a one-thread build of the same documents.
+/// the number of threads that analyse and invert documents beside the
+/// caller's (0: none, `quarry_indexer_add_doc` does it on the caller's thread,
+/// as with `quarry_indexer_open`). With 1, `quarry_indexer_add_doc` only checks
+/// and queues the document, so the host's own work (parsing the next one)
+/// runs beside the indexing, and the segments are those of a build on the
+/// caller's thread; with more, documents go to them in contiguous runs of
+/// the order they were added in. Either way searches return the same
+/// documents, score bits and totals as after a build on the caller's
+/// thread, and an error writing a full buffer is returned by the next
+/// `quarry_indexer_commit` (which keeps the buffer and can be retried).
 ///
 /// On `QUARRY_OK`, `*out` is a new indexer owned by the caller (free it with
 /// `quarry_indexer_free`), holding the index's lock.
@@ -281,7 +286,7 @@ pub unsafe extern "C" fn quarry_indexer_open_with(
             0 => defaults.memory_budget,
             n => n,
         },
-        indexing_threads: threads.max(1) as usize,
+        indexing_threads: threads as usize,
         ..defaults
     };
     let create = flags & QUARRY_INDEXER_CREATE != 0;

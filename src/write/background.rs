@@ -44,9 +44,11 @@ pub(crate) fn run(
     cancel: &AtomicBool,
 ) -> Result<(u32, u64)> {
     let path = dir.join(manifest::segment_name(job.id));
-    merge_segments(schema, &job.sources, &path, io, cancel).inspect_err(|e| {
+    let result = merge_segments(schema, &job.sources, &path, io, cancel).inspect_err(|e| {
         remove_partial(io, dir, job.id, e);
-    })
+    });
+    crate::write::release_freed_memory();
+    result
 }
 
 /// The writer's merge thread.

@@ -23,7 +23,8 @@ fn next_level(level: u8) -> u8 {
     (level + 1).min(MAX_LEVEL)
 }
 /// A buffer whose arenas reach this many bytes is full whatever the budget:
-/// arena addresses are `u32`, and one more document must still fit.
+/// arena addresses are `u32` (the postings arena's a page index of 12 bits,
+/// 4,096 pages of at most 1 MiB), and one more document must still fit.
 const ARENA_LIMIT: usize = 3 << 30;
 
 /// One distinct term of a field's buffer.
@@ -66,10 +67,10 @@ struct Term {
 struct TermTable {
     positions: bool,
     keys: Vec<u8>,
-    terms: Vec<Term>,
+    terms: Terms,
     /// Term id + 1 (0: empty); the length is a power of two, at most half full.
     slots: Vec<u32>,
-    arena: Vec<u8>,
+    arena: Pages,
 }
 
 /// Grows `v` by a quarter of its capacity (at least `extra`, at least 4 KiB):
@@ -88,32 +89,132 @@ fn key_hash(key: &[u8]) -> u32 {
     (h.finish() >> 32) as u32
 }
 
-/// Appends a chunk of `size` data bytes and its link slot; returns its address.
-fn alloc_chunk(arena: &mut Vec<u8>, size: u32) -> u32 {
-    let at = arena.len();
-    reserve_arena(arena, size as usize + 4);
-    arena.resize(at + size as usize + 4, 0);
-    at as u32
+/// Address bits of a byte within its page of a [`Pages`] arena.
+const PAGE_BITS: u32 = 20;
+/// The largest page: 1 MiB. Pages start at `FIRST_PAGE` bytes and double.
+const MAX_PAGE: usize = 1 << PAGE_BITS;
+const FIRST_PAGE: usize = 4096;
+const _: () = assert!(((FIRST_CHUNK as usize) << MAX_LEVEL) + 4 <= MAX_PAGE);
+
+/// The postings arena: zeroed pages that are never moved or resized, a
+/// chunk's address being its page's index above `PAGE_BITS` and its offset
+/// below. A `Vec` grown by copying would leave its old blocks free in the
+/// allocator's heap: glibc serves blocks up to the size of the largest
+/// mapped block freed so far (32 MiB at most) from its heaps, so a growing
+/// arena would hold up to about twice its length there; pages hold at
+/// most a chunk's worth (32 KiB) unused at each page's end.
+#[derive(Default)]
+struct Pages {
+    pages: Vec<Box<[u8]>>,
+    /// Bytes used in the last page.
+    used: usize,
+    /// Bytes of all pages.
+    bytes: usize,
+}
+
+impl Pages {
+    /// A zeroed chunk of `size` data bytes and its 4-byte link slot, in one
+    /// page; returns its address.
+    fn alloc(&mut self, size: u32) -> u32 {
+        let need = size as usize + 4;
+        let room = self.pages.last().map_or(0, |p| p.len() - self.used);
+        if room < need {
+            let next = self
+                .pages
+                .last()
+                .map_or(FIRST_PAGE, |p| (p.len() * 2).min(MAX_PAGE))
+                .max(need);
+            self.pages.push(vec![0u8; next].into_boxed_slice());
+            self.bytes += next;
+            self.used = 0;
+        }
+        let at = ((self.pages.len() - 1) << PAGE_BITS) | self.used;
+        self.used += need;
+        at as u32
+    }
+
+    /// `len` bytes at address `at`, all in one page.
+    #[inline]
+    fn get(&self, at: u32, len: usize) -> &[u8] {
+        let off = at as usize & (MAX_PAGE - 1);
+        &self.pages[(at >> PAGE_BITS) as usize][off..off + len]
+    }
+
+    #[inline]
+    fn get_mut(&mut self, at: u32, len: usize) -> &mut [u8] {
+        let off = at as usize & (MAX_PAGE - 1);
+        &mut self.pages[(at >> PAGE_BITS) as usize][off..off + len]
+    }
+}
+
+/// Terms of a [`Terms`] page: 8,192 (about 350 KiB).
+const TERM_PAGE_BITS: u32 = 13;
+
+/// A field's terms by id, in pages of `1 << TERM_PAGE_BITS` (each growing
+/// as a `Vec` up to that, then the next one starts): like [`Pages`], so
+/// that a table of many terms never moves whole.
+#[derive(Default)]
+struct Terms {
+    pages: Vec<Vec<Term>>,
+    len: usize,
+}
+
+impl Terms {
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn push(&mut self, t: Term) {
+        if self.len & ((1 << TERM_PAGE_BITS) - 1) == 0 {
+            self.pages.push(Vec::new());
+        }
+        self.pages.last_mut().expect("just made").push(t);
+        self.len += 1;
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &Term> {
+        self.pages.iter().flatten()
+    }
+
+    /// Heap bytes held (capacities).
+    fn bytes(&self) -> usize {
+        let terms: usize = self.pages.iter().map(Vec::capacity).sum();
+        terms * std::mem::size_of::<Term>()
+            + self.pages.capacity() * std::mem::size_of::<Vec<Term>>()
+    }
+}
+
+impl std::ops::Index<usize> for Terms {
+    type Output = Term;
+    #[inline]
+    fn index(&self, id: usize) -> &Term {
+        &self.pages[id >> TERM_PAGE_BITS][id & ((1 << TERM_PAGE_BITS) - 1)]
+    }
+}
+
+impl std::ops::IndexMut<usize> for Terms {
+    #[inline]
+    fn index_mut(&mut self, id: usize) -> &mut Term {
+        &mut self.pages[id >> TERM_PAGE_BITS][id & ((1 << TERM_PAGE_BITS) - 1)]
+    }
 }
 
 /// Appends `v` as a LEB128 varint to `t`'s stream, opening chunks as needed.
 #[inline]
-fn push_varint(arena: &mut Vec<u8>, t: &mut Term, v: u64) {
+fn push_varint(arena: &mut Pages, t: &mut Term, v: u64) {
     let mut buf = [0u8; 10];
     let n = crate::format::varint_bytes(v, &mut buf);
     let mut i = 0;
     while i < n {
         if t.cur == t.end {
             t.level = next_level(t.level);
-            let next = alloc_chunk(arena, FIRST_CHUNK << t.level);
-            let link = t.end as usize;
-            arena[link..link + 4].copy_from_slice(&next.to_le_bytes());
+            let next = arena.alloc(FIRST_CHUNK << t.level);
+            arena.get_mut(t.end, 4).copy_from_slice(&next.to_le_bytes());
             t.cur = next;
             t.end = next + (FIRST_CHUNK << t.level);
         }
         let k = ((t.end - t.cur) as usize).min(n - i);
-        let at = t.cur as usize;
-        arena[at..at + k].copy_from_slice(&buf[i..i + k]);
+        arena.get_mut(t.cur, k).copy_from_slice(&buf[i..i + k]);
         t.cur += k as u32;
         i += k;
     }
@@ -124,18 +225,15 @@ impl TermTable {
         TermTable {
             positions,
             keys: Vec::new(),
-            terms: Vec::new(),
+            terms: Terms::default(),
             slots: vec![0; 16],
-            arena: Vec::new(),
+            arena: Pages::default(),
         }
     }
 
     /// Heap bytes held (capacities).
     fn bytes(&self) -> usize {
-        self.keys.capacity()
-            + self.terms.capacity() * std::mem::size_of::<Term>()
-            + self.slots.capacity() * 4
-            + self.arena.capacity()
+        self.keys.capacity() + self.terms.bytes() + self.slots.capacity() * 4 + self.arena.bytes
     }
 
     fn key(&self, t: &Term) -> &[u8] {
@@ -168,7 +266,7 @@ impl TermTable {
         let key_off = self.keys.len() as u32;
         reserve_arena(&mut self.keys, key.len());
         self.keys.extend_from_slice(key);
-        let head = alloc_chunk(&mut self.arena, FIRST_CHUNK);
+        let head = self.arena.alloc(FIRST_CHUNK);
         self.terms.push(Term {
             key_off,
             key_len: key.len() as u32,
@@ -190,7 +288,12 @@ impl TermTable {
     }
 
     fn grow_slots(&mut self) {
-        self.slots = vec![0; self.slots.len() * 2];
+        // In place: a large table is a mapping that `mremap` grows, where a
+        // new table and a freed old one would raise glibc's threshold for
+        // mapping large blocks (see [`Pages`]).
+        let n = self.slots.len() * 2;
+        self.slots.clear();
+        self.slots.resize(n, 0);
         let mask = self.slots.len() - 1;
         for (id, t) in self.terms.iter().enumerate() {
             let mut i = self.slot_of(t.hash);
@@ -248,13 +351,12 @@ impl TermTable {
             let end = at + (FIRST_CHUNK << level);
             if end == t.end {
                 p.stream
-                    .extend_from_slice(&self.arena[at as usize..t.cur as usize]);
+                    .extend_from_slice(self.arena.get(at, (t.cur - at) as usize));
                 break;
             }
             p.stream
-                .extend_from_slice(&self.arena[at as usize..end as usize]);
-            let link = end as usize;
-            at = u32::from_le_bytes(self.arena[link..link + 4].try_into().expect("4 bytes"));
+                .extend_from_slice(self.arena.get(at, (end - at) as usize));
+            at = u32::from_le_bytes(self.arena.get(end, 4).try_into().expect("4 bytes"));
             level = next_level(level);
         }
         let bytes = &p.stream[..];
@@ -411,7 +513,7 @@ impl SegmentBuffer {
             || self.fields.iter().any(|f| {
                 f.terms
                     .as_ref()
-                    .is_some_and(|t| t.arena.len().max(t.keys.len()) >= ARENA_LIMIT)
+                    .is_some_and(|t| t.arena.bytes.max(t.keys.len()) >= ARENA_LIMIT)
             })
     }
 
@@ -657,6 +759,9 @@ mod tests {
         let mut p = Postings::default();
         table.decode(0, &mut p);
         assert!(p.stream.len() > 256 * (FIRST_CHUNK << MAX_LEVEL) as usize);
+        // Through the small pages to many of the largest.
+        let pages = &table.arena.pages;
+        assert!(pages.len() > 16 && pages.iter().filter(|p| p.len() == MAX_PAGE).count() > 8);
         assert_eq!(p.docs.len(), n as usize);
         assert!(p.docs.iter().enumerate().all(|(i, &d)| d == i as u32));
         assert!(p.tfs.iter().all(|&tf| tf == 1));

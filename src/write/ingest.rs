@@ -16,7 +16,10 @@
 //! segments, depend on the documents and the commit points only, never on
 //! timing. The first runs are small (a sixteenth of the thread's share of
 //! the memory budget, doubling each round of runs up to the share) so that
-//! every thread gets work on a small input too.
+//! every thread gets work on a small input too. A single indexing thread
+//! takes every document in one run, so it flushes where a build on the
+//! caller's thread would: the same segments, while the caller makes the
+//! next documents.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -30,7 +33,7 @@ use crate::format::manifest::{self, SegmentEntry};
 use crate::schema::Schema;
 use crate::write::buffer::{SegmentBuffer, validate_values};
 use crate::write::io::IoHooks;
-use crate::write::remove_partial;
+use crate::write::{release_freed_memory, remove_partial};
 
 /// Documents queued per thread before the caller waits.
 const QUEUE: usize = 256;
@@ -96,7 +99,11 @@ impl Lane {
         let cx = &self.cx;
         let id = cx.ids.fetch_add(1, Ordering::Relaxed);
         match b.write_segment(&cx.schema, &cx.dir, id, &cx.io) {
-            Ok(entry) => self.flushed.push((entry, first_seq)),
+            Ok(entry) => {
+                self.flushed.push((entry, first_seq));
+                drop(b);
+                release_freed_memory();
+            }
             Err(e) => {
                 // The id is never taken again, so a partial file that stays
                 // collides with nothing.
@@ -254,7 +261,9 @@ impl Pool {
         let round = (self.runs / n as u64).min(u64::from(RAMP)) as u32;
         let target = (self.share >> (RAMP - round)).max(1);
         let bytes = input_bytes(doc);
-        if self.run_bytes > 0 && self.run_bytes + bytes > target {
+        // One thread takes every document and flushes only when its buffer
+        // is full, as the caller's thread would: the same segments.
+        if n > 1 && self.run_bytes > 0 && self.run_bytes + bytes > target {
             self.send(self.current, Msg::EndRun);
             self.current = (self.current + 1) % n;
             self.runs += 1;

@@ -147,7 +147,7 @@ class Indexer(Handle):
         schema: Optional[Schema] = None,
         *,
         create: bool = False,
-        threads: int = 1,
+        threads: int = 0,
         memory_budget: int = 0,
     ) -> None:
         """Opens the index in the directory ``path`` for writing.
@@ -159,11 +159,13 @@ class Indexer(Handle):
                 tells :meth:`add` the type of each field of a mapping.
             create: require a new index (:class:`~quarry.IndexExistsError`
                 when the directory holds one already).
-            threads: threads that analyse and invert documents (0 or 1:
-                none, the work is done at flush and commit; at most 256).
-                With several, documents go to them in runs of the order
-                they are added in, and searches give the same hits, score
-                bits and totals as after a one-thread build.
+            threads: threads that analyse and invert documents beside
+                the caller's (0: none, :meth:`add` does it; at most 256).
+                With one, :meth:`add` only checks and queues a document;
+                with several, documents go to them in runs of the order
+                they are added in. Searches give the same hits, score bits
+                and totals as after a build on the caller's thread; an
+                error writing a full buffer is raised by the next commit.
             memory_budget: bytes the buffered documents may take before
                 they are written as a segment (0: 256 MiB), shared by the
                 threads.
@@ -179,7 +181,7 @@ class Indexer(Handle):
         raw = _args.path(path)
         threads = _args.u32(threads, "threads")
         memory_budget = _args.size(memory_budget, "memory_budget")
-        if threads > 1 or memory_budget != 0:
+        if threads > 0 or memory_budget != 0:
             # Libraries from before quarry_indexer_open_with lack it; the
             # defaults need only the older exports.
             flags = 1 if create else 0  # QUARRY_INDEXER_CREATE

@@ -41,7 +41,8 @@ Options:
                       and analyses its queries too)
   --segment-docs N    flush a segment every N documents and turn automatic
                       merging off (to get many segments)
-  --threads N         analyse and invert documents on N threads (default 1);
+  --threads N         analyse and invert documents on N threads beside the
+                      one reading the input (default 1; 0: on that thread);
                       documents keep the input order, so searches return
                       what a one-thread build returns
   --merge             force-merge to one segment after the commit
@@ -89,7 +90,7 @@ fn parse(p: &mut lexopt::Parser) -> Result<Option<Args>, CliError> {
             Long("input") => input = Some(cli::string_value(p, "--input")?),
             Long("deletes") => deletes = Some(cli::string_value(p, "--deletes")?),
             Long("segment-docs") => segment_docs = Some(positive(p, "--segment-docs")?),
-            Long("threads") => threads = positive(p, "--threads")?,
+            Long("threads") => threads = cli::parsed_value(p, "--threads", "an integer")?,
             Long("merge") => merge = true,
             Value(v) => cli::positional(&mut dir, v, "DIR")?,
             other => return Err(other.unexpected().into()),
@@ -281,7 +282,7 @@ impl Before {
     /// and tombstones; for a new index, everything). Everything is removed
     /// while `writer` still holds the lock, so no other writer's files can
     /// be mistaken for this run's.
-    fn undo(&self, dir: &Path, writer: IndexWriter) {
+    fn undo(&self, dir: &Path, mut writer: IndexWriter) {
         if self.has_index {
             // The index's last commit is the one from before the run: the
             // writer removes every file it does not reference. (The listing
@@ -290,7 +291,9 @@ impl Before {
             writer.rollback();
             return;
         }
-        // A new index: this run created every quarry file in DIR.
+        // A new index: this run created every quarry file in DIR, once its
+        // indexing threads stopped writing them.
+        writer.discard();
         if !self.dir_existed {
             let _ = std::fs::remove_dir_all(dir);
         } else {
