@@ -11,7 +11,7 @@
 //! - of the sources' mapped files, what it read since it last released
 //!   their pages: at most [`RELEASE_BYTES`] (32 MiB) and the regions of
 //!   the term being merged;
-//! - fixed buffers of the output: 1 MiB of file buffer, up to 8 MiB of
+//! - fixed buffers of the output: 1 MiB of file buffer, up to 1 MiB of
 //!   positions before they spill, a stored block (16 KiB of raw bytes,
 //!   or one document when it is larger), a 1 MiB copy buffer;
 //! - per document: 4 bytes (the old-to-new document maps) and 1 byte per

@@ -204,8 +204,10 @@ fn too_large() -> Error {
     Error::InvalidArgument("term dictionary exceeds 4 GiB".into())
 }
 
-/// Bytes of encoded positions buffered before they go to the scratch file.
-const SPILL_BYTES: usize = 8 << 20;
+/// Bytes of encoded positions buffered before they go to the scratch file
+/// (as the file's own buffer: larger writes gain nothing, and a larger
+/// buffer is memory a flush holds besides the buffered documents).
+const SPILL_BYTES: usize = 1 << 20;
 
 /// The positions section, which the file holds after the postings and the
 /// terms: its regions are encoded into a buffer that goes to an unlinked
