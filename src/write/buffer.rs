@@ -149,6 +149,7 @@ impl Pages {
 
 /// Terms of a [`Terms`] page: 8,192 (about 350 KiB).
 const TERM_PAGE_BITS: u32 = 13;
+const TERM_PAGE_MASK: usize = (1 << TERM_PAGE_BITS) - 1;
 
 /// A field's terms by id, in pages of `1 << TERM_PAGE_BITS` (each growing
 /// as a `Vec` up to that, then the next one starts): like [`Pages`], so
@@ -165,7 +166,7 @@ impl Terms {
     }
 
     fn push(&mut self, t: Term) {
-        if self.len & ((1 << TERM_PAGE_BITS) - 1) == 0 {
+        if self.len & TERM_PAGE_MASK == 0 {
             self.pages.push(Vec::new());
         }
         self.pages.last_mut().expect("just made").push(t);
@@ -188,14 +189,14 @@ impl std::ops::Index<usize> for Terms {
     type Output = Term;
     #[inline]
     fn index(&self, id: usize) -> &Term {
-        &self.pages[id >> TERM_PAGE_BITS][id & ((1 << TERM_PAGE_BITS) - 1)]
+        &self.pages[id >> TERM_PAGE_BITS][id & TERM_PAGE_MASK]
     }
 }
 
 impl std::ops::IndexMut<usize> for Terms {
     #[inline]
     fn index_mut(&mut self, id: usize) -> &mut Term {
-        &mut self.pages[id >> TERM_PAGE_BITS][id & ((1 << TERM_PAGE_BITS) - 1)]
+        &mut self.pages[id >> TERM_PAGE_BITS][id & TERM_PAGE_MASK]
     }
 }
 

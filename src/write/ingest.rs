@@ -258,18 +258,21 @@ impl Pool {
         validate_values(schema, doc, &mut self.seen)?;
         self.ids.fetch_max(next_id, Ordering::Relaxed);
         let n = self.workers.len();
-        let round = (self.runs / n as u64).min(u64::from(RAMP)) as u32;
-        let target = (self.share >> (RAMP - round)).max(1);
-        let bytes = input_bytes(doc);
         // One thread takes every document and flushes only when its buffer
-        // is full, as the caller's thread would: the same segments.
-        if n > 1 && self.run_bytes > 0 && self.run_bytes + bytes > target {
-            self.send(self.current, Msg::EndRun);
-            self.current = (self.current + 1) % n;
-            self.runs += 1;
-            self.run_bytes = 0;
+        // is full, as the caller's thread would: the same segments, and no
+        // runs to cut.
+        if n > 1 {
+            let round = (self.runs / n as u64).min(u64::from(RAMP)) as u32;
+            let target = (self.share >> (RAMP - round)).max(1);
+            let bytes = input_bytes(doc);
+            if self.run_bytes > 0 && self.run_bytes + bytes > target {
+                self.send(self.current, Msg::EndRun);
+                self.current = (self.current + 1) % n;
+                self.runs += 1;
+                self.run_bytes = 0;
+            }
+            self.run_bytes += bytes;
         }
-        self.run_bytes += bytes;
         self.send(self.current, Msg::Doc(doc.clone(), seq));
         Ok(())
     }
