@@ -212,13 +212,13 @@ fn exercise_segment(reader: &SegmentReader, reached: &mut Reached) {
 fn exercise_postings(p: &Postings<'_>, impacts: &mut Vec<Impact>, reached: &mut Reached) {
     let mut docs = [0u32; BLOCK_LEN];
     let mut tfs = [0u32; BLOCK_LEN];
-    let score = |tf: u32, norm: u8| tf as f32 / (1.0 + f32::from(norm));
+    let factors: [f32; 256] = std::array::from_fn(|n| (1.0 + n as f32).recip());
     for b in 0..p.num_blocks() {
         let _ = p.last_doc(b);
         if p.has_skip_data() {
             impacts.clear();
             let _ = p.block_impacts(b, impacts);
-            let _ = p.block_best(b, score);
+            let _ = p.block_best(b, &factors);
         }
         if p.decode_docs(b, &mut docs, &mut tfs).is_ok() {
             reached.blocks += 1;
@@ -231,7 +231,7 @@ fn exercise_postings(p: &Postings<'_>, impacts: &mut Vec<Impact>, reached: &mut 
         let _ = p.l2_last_doc(i);
         impacts.clear();
         let _ = p.l2_impacts(i, impacts);
-        let _ = p.l2_best(i, score);
+        let _ = p.l2_best(i, &factors);
     }
     let (mut all_docs, mut all_tfs) = (Vec::new(), Vec::new());
     let _ = p.decode_all(&mut all_docs, &mut all_tfs);

@@ -593,27 +593,24 @@ impl<'a> Postings<'a> {
         read_impacts(self.impacts, off, Some(field >> 12), out)
     }
 
-    /// The largest `key(tf, norm)` over block `b`'s impacts (skip data
-    /// only), read without storing them, and their least norm byte (the
-    /// least of any document of the block). `key` must not return NaN.
+    /// The largest key `tf as f32 * factors[norm]` (a term's
+    /// [`TermWeight::key`](crate::query::bm25::TermWeight::key)) over
+    /// block `b`'s impacts (skip data only), read without storing them,
+    /// and their least norm byte (the least of any document of the block).
     #[inline]
-    pub fn block_best(
-        &self,
-        b: usize,
-        key: impl Fn(u32, u8) -> f32,
-    ) -> Result<(f32, u8), BadPostings> {
+    pub fn block_best(&self, b: usize, factors: &[f32; 256]) -> Result<(f32, u8), BadPostings> {
         let g = b / L2_BLOCKS;
         let field = le16(self.skip, b * SKIP_ENTRY + 6);
         let off = le32(self.l2, g * L2_ENTRY + 12) as usize + (field & 0xfff);
-        best_of_impacts(self.impacts, off, Some(field >> 12), key)
+        best_of_impacts(self.impacts, off, Some(field >> 12), factors)
     }
 
-    /// The largest `key(tf, norm)` over the impacts summarising the
-    /// blocks of second-level entry `i`. `key` must not return NaN.
+    /// The largest key `tf as f32 * factors[norm]` over the impacts
+    /// summarising the blocks of second-level entry `i`.
     #[inline]
-    pub fn l2_best(&self, i: usize, key: impl Fn(u32, u8) -> f32) -> Result<f32, BadPostings> {
+    pub fn l2_best(&self, i: usize, factors: &[f32; 256]) -> Result<f32, BadPostings> {
         let off = le32(self.l2, i * L2_ENTRY + 4) as usize;
-        Ok(best_of_impacts(self.impacts, off, None, key)?.0)
+        Ok(best_of_impacts(self.impacts, off, None, factors)?.0)
     }
 
     /// Impacts summarising the blocks of second-level entry `i`.
@@ -770,37 +767,34 @@ fn read_impacts(
     visit_impacts(bytes, off, count, |i| out.push(i))
 }
 
-/// The largest `key` of the impact pairs stored at `off` (a plain compare:
-/// `key` never returns NaN), and their least norm byte.
+/// The largest key `tf as f32 * factors[norm]` of the impact pairs stored
+/// at `off` (a plain compare: finite factors give no NaN), and their least
+/// norm byte.
 #[inline]
 fn best_of_impacts(
     bytes: &[u8],
     off: usize,
     count: Option<usize>,
-    key: impl Fn(u32, u8) -> f32,
+    factors: &[f32; 256],
 ) -> Result<(f32, u8), BadPostings> {
-    const NONE: (f32, u8) = (f32::NEG_INFINITY, u8::MAX);
-    let fold = |(best, least): (f32, u8), tf: u32, norm: u8| {
-        let k = key(tf, norm);
-        (if k > best { k } else { best }, least.min(norm))
-    };
     // Most frequencies are under 128, so most pairs are two bytes, a
-    // one-byte varint and the norm: read them as such, and fall back to
-    // the general reader when any frequency byte says otherwise.
-    if let Some(c) = count.filter(|&c| c > 0 && c <= MAX_IMPACTS)
-        && let Some(pairs) = bytes.get(off..off + 2 * c)
+    // one-byte varint and the norm: read (up to 8 of) them as such in
+    // one kernel call, and fall back to the general reader when any
+    // frequency byte says otherwise (or the region ends within 16 bytes).
+    let (at, c) = match count {
+        Some(c) => (off, c),
+        None => (off + 1, bytes.get(off).map_or(0, |&c| usize::from(c))),
+    };
+    if let Some(pairs) = bytes.get(at..at + 16)
+        && let Some(best) = kernels::best_impact(pairs.try_into().expect("16 bytes"), c, factors)
     {
-        let (mut acc, mut high) = (NONE, 0u8);
-        for p in pairs.chunks_exact(2) {
-            high |= p[0];
-            acc = fold(acc, u32::from(p[0]), p[1]);
-        }
-        if high < 0x80 {
-            return Ok(acc);
-        }
+        return Ok(best);
     }
-    let mut acc = NONE;
-    visit_impacts(bytes, off, count, |i| acc = fold(acc, i.tf, i.norm))?;
+    let mut acc = (f32::NEG_INFINITY, u8::MAX);
+    visit_impacts(bytes, off, count, |i| {
+        let k = i.tf as f32 * factors[usize::from(i.norm)];
+        acc = (if k > acc.0 { k } else { acc.0 }, acc.1.min(i.norm));
+    })?;
     Ok(acc)
 }
 
@@ -873,10 +867,11 @@ mod tests {
                 }
                 // The best key read in place (two-byte pairs or varints)
                 // is the best over the impacts read out.
-                let key = |tf: u32, norm: u8| tf as f32 * (1.0 + f32::from(norm)).recip();
+                let factors: [f32; 256] = std::array::from_fn(|n| (1.0 + n as f32).recip());
+                let key = |tf: u32, norm: u8| tf as f32 * factors[usize::from(norm)];
                 let best = impacts.iter().map(|im| key(im.tf, im.norm));
                 let best = best.fold(f32::NEG_INFINITY, f32::max);
-                let (got, least) = p.block_best(b, key).unwrap();
+                let (got, least) = p.block_best(b, &factors).unwrap();
                 assert_eq!(got.to_bits(), best.to_bits());
                 assert_eq!(Some(least), impacts.iter().map(|im| im.norm).min());
             }
@@ -886,10 +881,12 @@ mod tests {
         for i in 0..p.num_l2() {
             p.l2_impacts(i, &mut impacts).unwrap();
             assert!(!impacts.is_empty());
-            let key = |tf: u32, norm: u8| tf as f32 - f32::from(norm);
+            // Factors that do not fall with the norm.
+            let factors: [f32; 256] = std::array::from_fn(|n| 1.0 + (n % 7) as f32);
+            let key = |tf: u32, norm: u8| tf as f32 * factors[usize::from(norm)];
             let best = impacts.iter().map(|im| key(im.tf, im.norm));
             let best = best.fold(f32::NEG_INFINITY, f32::max);
-            assert_eq!(p.l2_best(i, key).unwrap().to_bits(), best.to_bits());
+            assert_eq!(p.l2_best(i, &factors).unwrap().to_bits(), best.to_bits());
         }
     }
 

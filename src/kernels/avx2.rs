@@ -3,7 +3,8 @@
 //! This file only contains the `__m256i` implementation of
 //! [`Vector`](super::generic::Vector) and one
 //! `#[target_feature(enable = "avx2,popcnt")]` entry point per kernel; the
-//! algorithms themselves live in `generic.rs`. (POPCNT counts a compressed
+//! algorithms themselves live in `generic.rs`, except the eight fixed
+//! lanes of [`best_impact`] and [`keys_above`], which have none to share. (POPCNT counts a compressed
 //! store's lanes; every AVX2 CPU has it, but it is detected all the same.)
 //! The entry points are `unsafe fn`s: they may only be called once
 //! `is_x86_feature_detected!` returned true for `avx2` and `popcnt`, which
@@ -225,4 +226,142 @@ pub(super) unsafe fn positions_ge(keys: &[u32], threshold: u32, out: &mut Vec<u3
 pub(super) unsafe fn strict_prefix_sum(vals: &mut [u32], base: u32) {
     // SAFETY: AVX2 and POPCNT are available per this function's contract.
     unsafe { generic::strict_prefix_sum::<__m256i>(vals, base) }
+}
+
+/// AVX2 best key of a block's impact pairs (contract of
+/// [`super::best_impact`]): the eight pairs' frequencies and norms split
+/// from one 16-byte load, the factors gathered by norm, one multiply, a
+/// horizontal max, and the least norm by `minpos`.
+///
+/// # Safety
+///
+/// The CPU must support AVX2 and POPCNT (`is_x86_feature_detected!` for both).
+#[target_feature(enable = "avx2,popcnt")]
+pub(super) unsafe fn best_impact(
+    pairs: &[u8; 16],
+    count: usize,
+    factors: &[f32; 256],
+) -> Option<(f32, u8)> {
+    use std::arch::x86_64::{
+        __m128i, _mm_and_si128, _mm_andnot_si128, _mm_cmpgt_epi16, _mm_cvtss_f32,
+        _mm_extract_epi16, _mm_loadu_si128, _mm_max_ps, _mm_max_ss, _mm_minpos_epu16,
+        _mm_movehl_ps, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi16, _mm_setr_epi16,
+        _mm_shuffle_ps, _mm_srli_epi16, _mm256_blendv_ps, _mm256_castps256_ps128,
+        _mm256_cvtepi16_epi32, _mm256_cvtepi32_ps, _mm256_cvtepu16_epi32, _mm256_extractf128_ps,
+        _mm256_i32gather_ps, _mm256_mul_ps, _mm256_set1_ps,
+    };
+    if count == 0 || count > 8 {
+        return None;
+    }
+    // SAFETY: AVX2 (and the SSE4.1 it implies) is available per this
+    // function's contract; the load reads the 16 bytes of `pairs`; every
+    // gathered index is a norm byte zero-extended (0..=255), in bounds of
+    // the 256 factors.
+    unsafe {
+        let v = _mm_loadu_si128(pairs.as_ptr().cast::<__m128i>());
+        // 16-bit lanes in use: all ones below `count`.
+        let lane = _mm_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7);
+        let used = _mm_cmpgt_epi16(_mm_set1_epi16(count as i16), lane);
+        // A frequency byte (the low byte of a lane) with its high bit set.
+        if _mm_movemask_epi8(_mm_and_si128(v, used)) & 0x5555 != 0 {
+            return None;
+        }
+        let tfs = _mm_and_si128(v, _mm_set1_epi16(0xff));
+        let norms = _mm_srli_epi16::<8>(v);
+        let factor = _mm256_i32gather_ps::<4>(factors.as_ptr(), _mm256_cvtepu16_epi32(norms));
+        let keys = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu16_epi32(tfs)), factor);
+        let in_use = std::arch::x86_64::_mm256_castsi256_ps(_mm256_cvtepi16_epi32(used));
+        let keys = _mm256_blendv_ps(_mm256_set1_ps(f32::NEG_INFINITY), keys, in_use);
+        let m = _mm_max_ps(
+            _mm256_castps256_ps128(keys),
+            _mm256_extractf128_ps::<1>(keys),
+        );
+        let m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+        let m = _mm_max_ss(m, _mm_shuffle_ps::<1>(m, m));
+        // Lanes not in use read as the largest norm.
+        let norms = _mm_or_si128(norms, _mm_andnot_si128(used, _mm_set1_epi16(0xff)));
+        let least = _mm_extract_epi16::<0>(_mm_minpos_epu16(norms)) as u8;
+        Some((_mm_cvtss_f32(m), least))
+    }
+}
+
+/// AVX2 selection of documents by score key (contract of
+/// [`super::keys_above`]): per 8 documents, their norm bytes gathered
+/// (4 bytes at each, the low one kept), their factors gathered by norm,
+/// the frequencies converted exactly as `u32 as f32` does, one multiply,
+/// one compare, and a compressed store of the documents kept. Groups with
+/// a document within 4 bytes of the end of `norms` (or past it) go to the
+/// scalar loop, which checks each.
+///
+/// # Safety
+///
+/// The CPU must support AVX2 and POPCNT (`is_x86_feature_detected!` for both).
+#[target_feature(enable = "avx2,popcnt")]
+pub(super) unsafe fn keys_above(
+    docs: &[u32],
+    tfs: &[u32],
+    norms: &[u8],
+    factors: &[f32; 256],
+    limit: f32,
+    out: &mut Vec<u32>,
+) {
+    use std::arch::x86_64::{
+        _CMP_GT_OQ, _mm256_add_ps, _mm256_cmp_ps, _mm256_cvtepi32_ps, _mm256_i32gather_epi32,
+        _mm256_i32gather_ps, _mm256_max_epu32, _mm256_mul_ps, _mm256_set1_ps, _mm256_srli_epi32,
+    };
+    let n = docs.len().min(tfs.len());
+    out.reserve(n + 8);
+    let (dp, tp, dst) = (docs.as_ptr(), tfs.as_ptr(), out.as_mut_ptr());
+    let mut len = out.len();
+    let mut i = 0;
+    // A document at most `last` has 4 readable norm bytes from it.
+    if let Some(last) = norms
+        .len()
+        .checked_sub(4)
+        .and_then(|l| u32::try_from(l).ok())
+    {
+        // SAFETY: AVX2 is available per this function's contract. Each
+        // group's loads read `docs[i..i + 8]` and `tfs[i..i + 8]`, in
+        // bounds as `i + 8 <= n`. The norm gather reads 4 bytes at
+        // `norms + d` only for groups whose every `d <= last` (checked
+        // just before, unsigned), so within `norms`; its scale of 1 takes
+        // `d` as a signed offset, and `d <= last < isize::MAX` here since
+        // `norms.len()` is. Factor indices are a byte (0..=255), in
+        // bounds of the 256. At most `i` documents were written before a
+        // store at `len`, so it ends by `start + i + 8 <= start + n + 8`,
+        // within the capacity reserved; `store_compressed` gets a mask
+        // below 256 and initialises the `count_ones` lanes `len` grows by.
+        unsafe {
+            let (bound, lim) = (_mm256_set1_epi32(last as i32), _mm256_set1_ps(limit));
+            let (low, byte) = (_mm256_set1_epi32(0xffff), _mm256_set1_epi32(0xff));
+            let two16 = _mm256_set1_ps(65536.0);
+            while i + 8 <= n {
+                let d = _mm256_loadu_si256(dp.add(i).cast::<__m256i>());
+                if _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(
+                    _mm256_max_epu32(d, bound),
+                    bound,
+                ))) != 0xff
+                {
+                    break;
+                }
+                let norm = _mm256_and_si256(
+                    _mm256_i32gather_epi32::<1>(norms.as_ptr().cast::<i32>(), d),
+                    byte,
+                );
+                let factor = _mm256_i32gather_ps::<4>(factors.as_ptr(), norm);
+                // u32 to f32 rounded once: the high and low halves convert
+                // exactly, and their sum rounds as the whole would.
+                let t = _mm256_loadu_si256(tp.add(i).cast::<__m256i>());
+                let hi = _mm256_cvtepi32_ps(_mm256_srli_epi32::<16>(t));
+                let lo = _mm256_cvtepi32_ps(_mm256_and_si256(t, low));
+                let tf = _mm256_add_ps(_mm256_mul_ps(hi, two16), lo);
+                let keep = _mm256_cmp_ps::<_CMP_GT_OQ>(_mm256_mul_ps(tf, factor), lim);
+                let mask = _mm256_movemask_ps(keep) as u32;
+                len += d.store_compressed(mask, dst.add(len));
+                i += 8;
+            }
+            out.set_len(len);
+        }
+    }
+    super::scalar::keys_above(&docs[i..n], &tfs[i..n], norms, factors, limit, out);
 }

@@ -712,6 +712,8 @@ pub(super) mod portable {
             intersect_many: super::intersect_many::<Portable>,
             positions_ge: super::positions_ge::<[u32; LANES]>,
             strict_prefix_sum: super::strict_prefix_sum::<[u32; LANES]>,
+            best_impact: super::super::scalar::best_impact,
+            keys_above: super::super::scalar::keys_above,
         }
     }
 }

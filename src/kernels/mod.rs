@@ -1,6 +1,7 @@
 //! SIMD posting-list kernels: "find the next doc id >= target", sorted-list
 //! intersection (2-way, 3-way and n-way), positions of keys at or above a
-//! threshold, and gap decoding by prefix sums.
+//! threshold, gap decoding by prefix sums, the best score key of a
+//! block's impacts, and the documents whose score key beats a limit.
 //!
 //! The module is self-contained: plain slices in, results out, `std` only. It
 //! depends on nothing else in the crate.
@@ -26,7 +27,11 @@
 //! * `avx2` (`x86_64` only) — thin instantiations: `impl Vector for __m256i`
 //!   plus one `#[target_feature(enable = "avx2,popcnt")] unsafe fn` per kernel that
 //!   calls the generic code. These functions are `unsafe` because calling them
-//!   on a CPU without AVX2 is undefined behaviour.
+//!   on a CPU without AVX2 is undefined behaviour. Two kernels have no
+//!   algorithm to share: [`best_impact`] and [`keys_above`] are fixed
+//!   sequences over eight lanes (gathers by norm byte, a multiply, a
+//!   compare), written out in intrinsics there, their scalar forms in
+//!   `scalar`.
 //! * `tests` — one harness that runs every implementation available on the
 //!   current CPU (scalar always, a portable instantiation of the generic SIMD
 //!   algorithms always, AVX2 when detected — skipped, not failed, otherwise)
@@ -80,6 +85,10 @@ type IntersectManyFn = unsafe fn(&[&[u32]], &mut Vec<u32>);
 type PositionsFn = unsafe fn(&[u32], u32, &mut Vec<u32>);
 /// Signature of a gap-decoding kernel (see [`strict_prefix_sum`]).
 type PrefixSumFn = unsafe fn(&mut [u32], u32);
+/// Signature of an impact kernel (see [`best_impact`]).
+type BestImpactFn = unsafe fn(&[u8; 16], usize, &[f32; 256]) -> Option<(f32, u8)>;
+/// Signature of a key-selection kernel (see [`keys_above`]).
+type KeysAboveFn = unsafe fn(&[u32], &[u32], &[u8], &[f32; 256], f32, &mut Vec<u32>);
 
 /// Name of the environment variable read by [`Kernels::detect`].
 pub const SIMD_ENV_VAR: &str = "QUARRY_SIMD";
@@ -115,6 +124,8 @@ pub struct Kernels {
     intersect_many: IntersectManyFn,
     positions_ge: PositionsFn,
     strict_prefix_sum: PrefixSumFn,
+    best_impact: BestImpactFn,
+    keys_above: KeysAboveFn,
 }
 
 impl fmt::Debug for Kernels {
@@ -134,6 +145,8 @@ impl Kernels {
             intersect_many: scalar::intersect_many_into,
             positions_ge: scalar::positions_ge,
             strict_prefix_sum: scalar::strict_prefix_sum,
+            best_impact: scalar::best_impact,
+            keys_above: scalar::keys_above,
         }
     }
 
@@ -151,6 +164,8 @@ impl Kernels {
                     intersect_many: avx2::intersect_many_into,
                     positions_ge: avx2::positions_ge,
                     strict_prefix_sum: avx2::strict_prefix_sum,
+                    best_impact: avx2::best_impact,
+                    keys_above: avx2::keys_above,
                 });
             }
         }
@@ -221,6 +236,31 @@ impl Kernels {
     pub fn positions_ge(&self, keys: &[u32], threshold: u32, out: &mut Vec<u32>) {
         // SAFETY: by the struct invariant the pointer is callable on this CPU.
         unsafe { (self.positions_ge)(keys, threshold, out) }
+    }
+
+    /// See the free function [`best_impact`].
+    #[inline]
+    pub fn best_impact(
+        &self,
+        pairs: &[u8; 16],
+        count: usize,
+        factors: &[f32; 256],
+    ) -> Option<(f32, u8)> {
+        // SAFETY: by the struct invariant the pointer is callable on this CPU.
+        unsafe { (self.best_impact)(pairs, count, factors) }
+    }
+
+    /// See the free function [`keys_above`].
+    #[inline]
+    pub fn keys_above(
+        &self,
+        (docs, tfs): (&[u32], &[u32]),
+        (norms, factors): (&[u8], &[f32; 256]),
+        limit: f32,
+        out: &mut Vec<u32>,
+    ) {
+        // SAFETY: by the struct invariant the pointer is callable on this CPU.
+        unsafe { (self.keys_above)(docs, tfs, norms, factors, limit, out) }
     }
 }
 
@@ -408,4 +448,39 @@ pub fn strict_prefix_sum(vals: &mut [u32], base: u32) {
     } else {
         active().strict_prefix_sum(vals, base)
     }
+}
+
+/// The largest key `tf as f32 * factors[norm]` (in f32, the product
+/// [`TermWeight::key`](crate::query::bm25::TermWeight::key) computes)
+/// over the first `count` (1 to 8) two-byte pairs `(tf, norm)` of
+/// `pairs`, and their least norm byte: a block's stored impacts, read in
+/// place. `None` when `count` is out of range or a frequency byte in use
+/// has its high bit set (a longer varint: the caller reads those pairs
+/// one by one). Bytes past the pairs in use are ignored. A plain
+/// maximum: the keys of finite factors are never NaN, and equal keys
+/// have equal bits.
+///
+/// Uses the process-wide [`active`] kernels.
+#[inline]
+pub fn best_impact(pairs: &[u8; 16], count: usize, factors: &[f32; 256]) -> Option<(f32, u8)> {
+    active().best_impact(pairs, count, factors)
+}
+
+/// Appends to `out`, in order, each `docs[i]` whose key `tfs[i] as f32 *
+/// factors[norms[docs[i]]]` (in f32, as
+/// [`TermWeight::key`](crate::query::bm25::TermWeight::key) computes it)
+/// is above `limit`, over the first `min(docs.len(), tfs.len())` pairs.
+/// `out` is not cleared first. A document outside `norms` panics. Thins a
+/// decoded block to the documents whose score can still compete: two
+/// gathers, a multiply and a compare per 8 documents, whatever is kept.
+///
+/// Uses the process-wide [`active`] kernels.
+#[inline]
+pub fn keys_above(
+    (docs, tfs): (&[u32], &[u32]),
+    (norms, factors): (&[u8], &[f32; 256]),
+    limit: f32,
+    out: &mut Vec<u32>,
+) {
+    active().keys_above((docs, tfs), (norms, factors), limit, out)
 }

@@ -112,3 +112,40 @@ pub(super) fn strict_prefix_sum(vals: &mut [u32], base: u32) {
         *v = last;
     }
 }
+
+/// Scalar best key of a block's impact pairs (contract of
+/// [`super::best_impact`]).
+pub(super) fn best_impact(
+    pairs: &[u8; 16],
+    count: usize,
+    factors: &[f32; 256],
+) -> Option<(f32, u8)> {
+    if count == 0 || count > 8 {
+        return None;
+    }
+    let (mut best, mut least, mut high) = (f32::NEG_INFINITY, u8::MAX, 0u8);
+    for p in pairs[..2 * count].chunks_exact(2) {
+        high |= p[0];
+        let key = f32::from(p[0]) * factors[usize::from(p[1])];
+        best = if key > best { key } else { best };
+        least = least.min(p[1]);
+    }
+    (high < 0x80).then_some((best, least))
+}
+
+/// Scalar selection of documents by score key (contract of
+/// [`super::keys_above`]).
+pub(super) fn keys_above(
+    docs: &[u32],
+    tfs: &[u32],
+    norms: &[u8],
+    factors: &[f32; 256],
+    limit: f32,
+    out: &mut Vec<u32>,
+) {
+    for (&d, &tf) in docs.iter().zip(tfs) {
+        if tf as f32 * factors[usize::from(norms[d as usize])] > limit {
+            out.push(d);
+        }
+    }
+}

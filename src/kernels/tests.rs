@@ -496,3 +496,173 @@ proptest! {
         check_prefix_sum(&implementations(), &vals, base);
     }
 }
+
+/// The best key of the first `count` pairs, each product taken alone
+/// and the largest kept, or `None` where the contract says so.
+fn oracle_best_impact(pairs: &[u8; 16], count: usize, factors: &[f32; 256]) -> Option<(f32, u8)> {
+    if !(1..=8).contains(&count) || pairs[..2 * count].iter().step_by(2).any(|&tf| tf >= 0x80) {
+        return None;
+    }
+    let used = pairs[..2 * count].chunks_exact(2);
+    let best = used
+        .clone()
+        .map(|p| f32::from(p[0]) * factors[usize::from(p[1])])
+        .fold(f32::NEG_INFINITY, f32::max);
+    Some((best, used.map(|p| p[1]).min().expect("count >= 1")))
+}
+
+fn check_best_impact(impls: &[Kernels], pairs: &[u8; 16], count: usize, factors: &[f32; 256]) {
+    let want = oracle_best_impact(pairs, count, factors).map(|(k, n)| (k.to_bits(), n));
+    for k in impls {
+        let got = k
+            .best_impact(pairs, count, factors)
+            .map(|(k, n)| (k.to_bits(), n));
+        assert_eq!(got, want, "{}: best_impact({pairs:?}, {count})", k.name());
+    }
+}
+
+/// BM25-like factors: decreasing in the norm byte, none equal.
+fn length_like_factors() -> [f32; 256] {
+    std::array::from_fn(|n| 1.0 / (0.3 + n as f32 * 0.11))
+}
+
+#[test]
+fn best_impact_reads_only_the_pairs_in_use() {
+    let impls = implementations();
+    let factors = length_like_factors();
+    // Pairs in use whose best key is not the first, the last or the one
+    // of the least norm; then garbage that would win (a large frequency,
+    // the least norm) or would refuse (a high bit), past `count`.
+    let mut pairs = [3u8, 40, 9, 90, 2, 10, 7, 60, 0xff, 0, 0x90, 0, 1, 1, 200, 0];
+    for count in 0..=9 {
+        check_best_impact(&impls, &pairs, count, &factors);
+    }
+    // A high bit in a frequency in use refuses; in a norm it is a norm.
+    pairs[2] = 0x80;
+    check_best_impact(&impls, &pairs, 3, &factors);
+    pairs[2] = 9;
+    pairs[3] = 0xff;
+    check_best_impact(&impls, &pairs, 3, &factors);
+    // Ties between keys of different pairs, and the all-equal case.
+    let tied = [2u8, 10, 2, 10, 1, 0, 2, 10, 2, 10, 2, 10, 2, 10, 2, 10];
+    let flat = [1.0f32; 256];
+    for count in 1..=8 {
+        check_best_impact(&impls, &tied, count, &factors);
+        check_best_impact(&impls, &tied, count, &flat);
+    }
+}
+
+proptest! {
+    #[test]
+    fn prop_best_impact(
+        pairs in proptest::array::uniform16(any::<u8>()),
+        count in 0usize..10,
+        scale in 1e-6f32..1e6,
+        wobble in proptest::collection::vec(0.5f32..2.0, 256),
+    ) {
+        let impls = implementations();
+        let factors: [f32; 256] = std::array::from_fn(|n| scale * wobble[n]);
+        check_best_impact(&impls, &pairs, count, &factors);
+        // Frequencies under 0x80, so that the kernels answer.
+        let mut low = pairs;
+        for tf in low.iter_mut().step_by(2) {
+            *tf &= 0x7f;
+        }
+        check_best_impact(&impls, &low, count, &factors);
+    }
+}
+
+fn check_keys_above(
+    impls: &[Kernels],
+    (docs, tfs): (&[u32], &[u32]),
+    norms: &[u8],
+    factors: &[f32; 256],
+    limit: f32,
+) {
+    let n = docs.len().min(tfs.len());
+    let want: Vec<u32> = [5u32, 1]
+        .into_iter()
+        .chain((0..n).filter_map(|i| {
+            let key = tfs[i] as f32 * factors[usize::from(norms[docs[i] as usize])];
+            (key > limit).then_some(docs[i])
+        }))
+        .collect();
+    for k in impls {
+        let mut got = vec![5u32, 1];
+        k.keys_above((docs, tfs), (norms, factors), limit, &mut got);
+        assert_eq!(got, want, "{}: keys_above(n={n}, limit={limit})", k.name());
+    }
+}
+
+#[test]
+fn keys_above_selects_by_the_product_of_frequency_and_factor() {
+    let impls = implementations();
+    let factors = length_like_factors();
+    let norms: Vec<u8> = (0..300u32).map(|d| (d * 37 % 251) as u8).collect();
+    let docs: Vec<u32> = (0..300).step_by(3).collect();
+    let tfs: Vec<u32> = (0..docs.len() as u32).map(|i| 1 + i * 7 % 13).collect();
+    for limit in [
+        f32::NEG_INFINITY,
+        0.0,
+        1.0,
+        3.5,
+        10.0,
+        f32::INFINITY,
+        f32::NAN,
+    ] {
+        for n in [0, 1, 7, 8, 9, 33, docs.len()] {
+            check_keys_above(&impls, (&docs[..n], &tfs), &norms, &factors, limit);
+        }
+    }
+    // The limit at a key exactly: not above it. Documents at the very end
+    // of the norms (the vector loop must not read past them), frequencies
+    // that f32 rounds (2^24 + 1, u32::MAX) or that are huge.
+    let key = |i: usize| tfs[i] as f32 * factors[usize::from(norms[docs[i] as usize])];
+    check_keys_above(&impls, (&docs, &tfs), &norms, &factors, key(40));
+    let tail: Vec<u32> = (284..300).collect();
+    let big = [
+        1 << 24 | 1,
+        u32::MAX,
+        1 << 31,
+        3,
+        1 << 30,
+        9,
+        2,
+        1,
+        7,
+        8,
+        0,
+        1,
+        2,
+        3,
+        4,
+        5,
+    ];
+    for limit in [0.5, 2.0, 1e7, 1e9] {
+        check_keys_above(&impls, (&tail, &big), &norms, &factors, limit);
+        check_keys_above(&impls, (&tail, &big), &norms[..300], &[1.0; 256], limit);
+    }
+}
+
+proptest! {
+    #[test]
+    fn prop_keys_above(
+        gaps in proptest::collection::vec(1u32..9, 0..100),
+        tfs in proptest::collection::vec(proptest::num::u32::ANY, 100),
+        norms in proptest::collection::vec(any::<u8>(), 1..1000),
+        limit in -1.0f32..50.0,
+        small in any::<bool>(),
+    ) {
+        let impls = implementations();
+        let factors = length_like_factors();
+        // Ascending documents inside the norms.
+        let mut d = 0u32;
+        let docs: Vec<u32> = gaps
+            .iter()
+            .map(|g| { d += g; d })
+            .filter(|&d| (d as usize) < norms.len())
+            .collect();
+        let tfs: Vec<u32> = tfs.iter().map(|&t| if small { t % 20 } else { t }).collect();
+        check_keys_above(&impls, (&docs, &tfs), &norms, &factors, limit);
+    }
+}

@@ -180,7 +180,7 @@ impl<'a> TermScorer<'a> {
         let (p, w) = (self.postings, self.weight);
         let (mut b, mut docs) = (self.block, 0);
         while b < self.nblocks {
-            match p.block_best(b, |tf, norm| w.key(tf, norm)) {
+            match p.block_best(b, &w.inv) {
                 Ok((key, _)) if key <= key_limit => {
                     docs += p.block_len(b);
                     b += 1;
@@ -485,9 +485,8 @@ impl<'a> TermScorer<'a> {
         // without storing them: the best key first, then its score (the
         // best score, as the score is monotone in the key).
         let w = self.weight;
-        let key = |tf, norm| w.key(tf, norm);
         if run {
-            return match p.l2_best(b, key) {
+            return match p.l2_best(b, &w.inv) {
                 Ok(key) => {
                     self.bounds[slot] = w.score_of_key(key);
                     self.bounds[slot]
@@ -495,7 +494,7 @@ impl<'a> TermScorer<'a> {
                 Err(e) => self.fail(e),
             };
         }
-        match p.block_best(b, key) {
+        match p.block_best(b, &w.inv) {
             Ok((key, least)) => {
                 self.bounds[b] = w.score_of_key(key);
                 self.min_norms[b] = least;

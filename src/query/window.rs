@@ -548,7 +548,7 @@ impl Exec<'_, '_> {
     /// may beat `floor` by their lead score ([`Self::competes`], in bulk,
     /// before any other clause sees them). Returns how many it dropped.
     fn prefilter_lead(&mut self, lead: usize, n: usize, floor: f32) -> usize {
-        let (limit, min_tf) = self.lead_limits(lead, floor);
+        let (limit, _) = self.lead_limits(lead, floor);
         let c = &mut self.cursors[lead];
         let w = c.weight();
         self.b.matches.clear();
@@ -558,24 +558,19 @@ impl Exec<'_, '_> {
         }
         self.thinned = Some(floor.to_bits());
         let (docs, tfs, norms) = c.rest_with_tfs();
-        let competes = |d: u32, tf: u32| w.key(tf, norms.map_or(0, |x| x[d as usize])) > limit;
-        if min_tf <= 1 {
-            for (&d, &tf) in docs[..n].iter().zip(&tfs[..n]) {
-                if competes(d, tf) {
-                    self.b.matches.push(d);
-                }
+        match norms {
+            // Every document's key in bulk, 8 at a time.
+            Some(norms) => {
+                let (docs, tfs) = (&docs[..n], &tfs[..n]);
+                kernels::keys_above((docs, tfs), (norms, &w.inv), limit, &mut self.b.matches);
             }
-        } else {
-            // The frequency threshold first, 8 at a time; then the key
-            // of the few it keeps.
-            let at = &mut self.b.hits;
-            at.clear();
-            kernels::positions_ge(&tfs[..n], min_tf, at);
-            for &i in at.iter() {
-                let (d, tf) = (docs[i as usize], tfs[i as usize]);
-                if competes(d, tf) {
-                    self.b.matches.push(d);
-                }
+            // A field without norms: every document's factor is norm 0's.
+            None => {
+                let keep = docs[..n]
+                    .iter()
+                    .zip(&tfs[..n])
+                    .filter(|&(_, &tf)| w.key(tf, 0) > limit);
+                self.b.matches.extend(keep.map(|(&d, _)| d));
             }
         }
         n - self.b.matches.len()
