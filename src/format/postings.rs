@@ -896,6 +896,9 @@ mod tests {
             let docs: Vec<u32> = (0..n as u32).map(|i| i * 5 + (i % 5)).collect();
             let tfs: Vec<u32> = (0..n as u32).map(|i| 1 + (i * 7919) % 40).collect();
             round_trip(&docs, &tfs, docs[n - 1] + 1);
+            // Frontiers led by frequencies of two- and three-byte varints.
+            let tfs: Vec<u32> = (0..n as u32).map(|i| 1 + (i * 7919) % 20_000).collect();
+            round_trip(&docs, &tfs, docs[n - 1] + 1);
         }
         // Dense and extreme gaps, large tf.
         let docs: Vec<u32> = (0..300).collect();
