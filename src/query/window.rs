@@ -385,7 +385,7 @@ impl Exec<'_, '_> {
             return;
         }
         sink.filter(&mut self.b.matches);
-        self.offer_live(sink, false);
+        self.offer_live(sink, false, None);
     }
 
     /// Takes `doc`, a live document holding every term of the phrase (each
@@ -612,8 +612,12 @@ impl Exec<'_, '_> {
     }
 
     /// Offers the live documents of `matches` (counting each first when
-    /// `count` says so) that may beat the sink's floor.
-    fn offer_live<S: Sink>(&mut self, sink: &mut S, count: bool) {
+    /// `count` says so) that may beat the sink's floor: by the lead's
+    /// limits ([`Self::competes`]), or for a union's candidates (from its
+    /// `essential` clauses, the window's bounds in `b.bounds`), by their
+    /// best score ([`Self::union_best`]), so that a candidate that cannot
+    /// compete is never probed in the other clauses.
+    fn offer_live<S: Sink>(&mut self, sink: &mut S, count: bool, essential: Option<u64>) {
         let deletes = self.seg.deletes.is_some();
         for i in 0..self.b.matches.len() {
             let doc = self.b.matches[i];
@@ -623,14 +627,41 @@ impl Exec<'_, '_> {
             if count {
                 sink.count(1);
             }
-            if let Some(floor) = sink.floor()
-                && !self.competes(doc, floor)
-            {
-                continue;
+            if let Some(floor) = sink.floor() {
+                let competes = match essential {
+                    Some(essential) => self.union_best(doc, essential) > floor,
+                    None => self.competes(doc, floor),
+                };
+                if !competes {
+                    continue;
+                }
             }
             let (cursors, occurs) = (&mut self.cursors, &self.occurs);
             sink.offer(doc, || Self::score(cursors, occurs, doc));
         }
+    }
+
+    /// The best score `doc`, a union window's candidate, can have: in
+    /// clause order, the `essential` clauses' scores (those holding it)
+    /// and the others' window bounds (`b.bounds`), no less than its score
+    /// ([`Self::score`] sums the same terms or smaller ones in the same
+    /// order). Every clause sits at or before `doc`.
+    #[inline]
+    fn union_best(&mut self, doc: u32, essential: u64) -> f32 {
+        let mut best = 0.0f32;
+        for (i, (c, o)) in self.cursors.iter_mut().zip(&self.occurs).enumerate() {
+            if !matches!(o, Occur::Must | Occur::Should) {
+                continue;
+            }
+            if i >= 64 || essential & (1 << i) != 0 {
+                if c.seek(doc) == doc {
+                    best += c.score();
+                }
+            } else {
+                best += self.b.bounds[i];
+            }
+        }
+        best
     }
 
     /// Passes, without decoding them, the lead's blocks from its pending
@@ -1110,7 +1141,7 @@ impl Exec<'_, '_> {
             kernels::union_into(&self.b.matches, &self.b.hits, &mut self.b.tmp);
             std::mem::swap(&mut self.b.matches, &mut self.b.tmp);
         }
-        self.offer_live(sink, prefilter);
+        self.offer_live(sink, prefilter, Some(essential));
     }
 
     /// Offers candidate `doc` (if live; counted first with `count`) whose
@@ -1192,7 +1223,7 @@ impl Exec<'_, '_> {
                 sink.count(live);
                 let ess = should.iter().copied().filter(|&i| is_essential(i));
                 self.merge_parts(ess, ends);
-                self.offer_live(sink, false);
+                self.offer_live(sink, false, Some(essential));
                 return;
             }
         }
