@@ -95,6 +95,23 @@ const MASK_SPAN: usize = (UNION_WORDS * 64).next_power_of_two();
 /// byte per document rather than a bit ([`Exec::count_parts`]).
 const SEEN_DENSITY: usize = 1;
 
+/// The most clauses whose candidates [`Exec::probe`] scores clause by
+/// clause (more are scored whole).
+const PROBE_CLAUSES: usize = 8;
+
+/// Whether a candidate whose sum of `known` clauses' scores and the
+/// others' bounds beat the floor gains from [`Exec::probe`]: when more
+/// than one of the `should` clauses is left to probe (with one, probing
+/// it is scoring; mid-df-2 OR lower-bound cost 5 % more instructions
+/// probed).
+fn probe_pays(should: &[usize], known: u64) -> bool {
+    should
+        .iter()
+        .filter(|&&i| i < 64 && known & (1 << i) == 0)
+        .count()
+        > 1
+}
+
 /// Expected matches of a lead window in the next clause from which the
 /// lead is thinned by score before the intersection
 /// ([`Exec::prefilter_pays`]); chosen by measurement (4 to 24 alike on
@@ -614,9 +631,8 @@ impl Exec<'_, '_> {
     /// Offers the live documents of `matches` (counting each first when
     /// `count` says so) that may beat the sink's floor: by the lead's
     /// limits ([`Self::competes`]), or for a union's candidates (from its
-    /// `essential` clauses, the window's bounds in `b.bounds`), by their
-    /// best score ([`Self::union_best`]), so that a candidate that cannot
-    /// compete is never probed in the other clauses.
+    /// `essential` clauses, the window's bounds in `b.bounds`), probed
+    /// clause by clause while they may ([`Self::probe`]).
     fn offer_live<S: Sink>(&mut self, sink: &mut S, count: bool, essential: Option<u64>) {
         let deletes = self.seg.deletes.is_some();
         for i in 0..self.b.matches.len() {
@@ -627,41 +643,75 @@ impl Exec<'_, '_> {
             if count {
                 sink.count(1);
             }
-            if let Some(floor) = sink.floor() {
-                let competes = match essential {
-                    Some(essential) => self.union_best(doc, essential) > floor,
-                    None => self.competes(doc, floor),
-                };
-                if !competes {
-                    continue;
+            let floor = sink.floor();
+            if let Some(essential) = essential {
+                if let Some(score) = self.probe(doc, essential, floor) {
+                    sink.offer(doc, || score);
                 }
+                continue;
+            }
+            if let Some(floor) = floor
+                && !self.competes(doc, floor)
+            {
+                continue;
             }
             let (cursors, occurs) = (&mut self.cursors, &self.occurs);
             sink.offer(doc, || Self::score(cursors, occurs, doc));
         }
     }
 
-    /// The best score `doc`, a union window's candidate, can have: in
-    /// clause order, the `essential` clauses' scores (those holding it)
-    /// and the others' window bounds (`b.bounds`), no less than its score
-    /// ([`Self::score`] sums the same terms or smaller ones in the same
-    /// order). Every clause sits at or before `doc`.
-    #[inline]
-    fn union_best(&mut self, doc: u32, essential: u64) -> f32 {
-        let mut best = 0.0f32;
+    /// The score of `doc`, a union window's candidate (every clause at
+    /// or before it), unless it cannot beat `floor`: the `known` clauses
+    /// (decoded: a seek in their block) are scored first and the others
+    /// stand for their window bounds (`b.bounds`); while the clause-order
+    /// sum of those scores and bounds beats the floor, the unknown clause
+    /// of the largest bound is probed (seek and score) in its place. The
+    /// sum never falls below the score (a bound is at least the score it
+    /// stands for, and f32 sums are monotone), and once every clause is
+    /// known it has the bits of [`Self::score`] (a clause without the
+    /// document adds +0.0). `None` as soon as the sum is at most the
+    /// floor: most candidates are dropped with few clauses probed.
+    fn probe(&mut self, doc: u32, known: u64, floor: Option<f32>) -> Option<f32> {
+        let n = self.cursors.len();
+        if n > PROBE_CLAUSES {
+            // Scored whole (the sink compares).
+            return Some(Self::score(&mut self.cursors, &self.occurs, doc));
+        }
+        // On the stack: this runs once per candidate.
+        let mut parts = [0.0f32; PROBE_CLAUSES];
+        let mut unknown = 0u64;
         for (i, (c, o)) in self.cursors.iter_mut().zip(&self.occurs).enumerate() {
             if !matches!(o, Occur::Must | Occur::Should) {
                 continue;
             }
-            if i >= 64 || essential & (1 << i) != 0 {
+            if known & (1 << i) != 0 {
                 if c.seek(doc) == doc {
-                    best += c.score();
+                    parts[i] = c.score();
                 }
             } else {
-                best += self.b.bounds[i];
+                parts[i] = self.b.bounds[i];
+                unknown |= 1 << i;
             }
         }
-        best
+        loop {
+            let best = parts[..n].iter().fold(0.0f32, |s, &p| s + p);
+            if floor.is_some_and(|floor| best <= floor) {
+                return None;
+            }
+            if unknown == 0 {
+                return Some(best);
+            }
+            let bounds = &self.b.bounds;
+            let mut j = unknown.trailing_zeros() as usize;
+            for k in bits(unknown) {
+                if bounds[k] > bounds[j] {
+                    j = k;
+                }
+            }
+            unknown &= !(1 << j);
+            let c = &mut self.cursors[j];
+            parts[j] = if c.seek(doc) == doc { c.score() } else { 0.0 };
+        }
     }
 
     /// Passes, without decoding them, the lead's blocks from its pending
@@ -1148,7 +1198,13 @@ impl Exec<'_, '_> {
     /// clause-order sum is `sum`: its score when `exact`, else its best
     /// score, and then it is scored exactly only if that beats the floor.
     #[inline(always)]
-    fn offer_sum<S: Sink>(&mut self, sink: &mut S, doc: u32, sum: f32, exact: bool, count: bool) {
+    fn offer_sum<S: Sink>(
+        &mut self,
+        sink: &mut S,
+        (doc, sum): (u32, f32),
+        (should, decoded): (&[usize], Option<u64>),
+        count: bool,
+    ) {
         if self.seg.is_deleted(doc) {
             return;
         }
@@ -1157,14 +1213,22 @@ impl Exec<'_, '_> {
         }
         // The sum is the score, or its bound: either way one compare
         // saves the offer of what cannot enter.
-        if !sink.floor().is_none_or(|floor| sum > floor) {
+        let floor = sink.floor();
+        if !floor.is_none_or(|floor| sum > floor) {
             return;
         }
-        if exact {
-            sink.offer(doc, || sum);
-        } else {
-            let (cursors, occurs) = (&mut self.cursors, &self.occurs);
-            sink.offer(doc, || Self::score(cursors, occurs, doc));
+        match decoded {
+            None => sink.offer(doc, || sum),
+            Some(decoded) if probe_pays(should, decoded) => {
+                if let Some(score) = self.probe(doc, decoded, floor) {
+                    sink.offer(doc, || score);
+                }
+            }
+            // One clause to probe: the sum beat the floor already.
+            Some(_) => {
+                let (cursors, occurs) = (&mut self.cursors, &self.occurs);
+                sink.offer(doc, || Self::score(cursors, occurs, doc));
+            }
         }
     }
 
@@ -1375,7 +1439,8 @@ impl Exec<'_, '_> {
                 let x = wi * 64 + m.trailing_zeros() as usize;
                 m &= m - 1;
                 let sum = std::mem::take(&mut self.b.acc[x]);
-                self.offer_sum(sink, base + x as u32, sum, exact, bound_rest);
+                let decoded = (!exact).then_some(essential);
+                self.offer_sum(sink, (base + x as u32, sum), (should, decoded), bound_rest);
             }
         }
     }
@@ -1504,6 +1569,7 @@ impl Exec<'_, '_> {
         // as it always may be: a floor lower than the shared one only
         // offers documents that the final top k outranks).
         let mut floor = sink.floor();
+        let probes = probe_pays(should, essential);
         for k in 0..self.b.matches.len() {
             let (doc, sum) = (self.b.matches[k], self.b.sums[k]);
             if floor.is_some_and(|floor| sum <= floor) || self.seg.is_deleted(doc) {
@@ -1511,9 +1577,12 @@ impl Exec<'_, '_> {
             }
             if exact {
                 sink.offer(doc, || sum);
-            } else {
+            } else if !probes {
+                // One clause to probe: the sum beat the floor already.
                 let (cursors, occurs) = (&mut self.cursors, &self.occurs);
                 sink.offer(doc, || Self::score(cursors, occurs, doc));
+            } else if let Some(score) = self.probe(doc, essential, floor) {
+                sink.offer(doc, || score);
             }
             floor = sink.floor();
         }
