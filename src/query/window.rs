@@ -91,19 +91,15 @@ const MASK_CLAUSES: usize = 8;
 /// its span, so that an index masked by it needs no bounds check.
 const MASK_SPAN: usize = (UNION_WORDS * 64).next_power_of_two();
 
-/// Postings per 64 documents from which a union window is counted by a
-/// byte per document rather than a bit ([`Exec::count_parts`]).
-const SEEN_DENSITY: usize = 1;
-
 /// The most clauses whose candidates [`Exec::probe`] scores clause by
 /// clause (more are scored whole).
 const PROBE_CLAUSES: usize = 8;
 
 /// Whether a candidate whose sum of `known` clauses' scores and the
-/// others' bounds beat the floor gains from [`Exec::probe`]: when more
-/// than one of the `should` clauses is left to probe (with one, probing
-/// it is scoring; mid-df-2 OR lower-bound cost 5 % more instructions
-/// probed).
+/// others' bounds beat the floor gains from [`Exec::probe`] (once per
+/// window, [`Exec::offer_probed`]): when more than one of the `should`
+/// clauses is left to probe (with one, probing it is scoring; mid-df-2
+/// OR lower-bound cost 5 % more instructions probed).
 fn probe_pays(should: &[usize], known: u64) -> bool {
     should
         .iter()
@@ -524,16 +520,23 @@ impl Exec<'_, '_> {
         }
     }
 
-    /// The key limit and frequency threshold of the lead's score under
-    /// `floor` in the current window ([`crate::query::prune`]):
-    /// `NEG_INFINITY` when nothing can be rejected.
+    /// The key limit of the lead's score under `floor` in the current
+    /// window ([`crate::query::prune`]): `NEG_INFINITY` when nothing can
+    /// be rejected.
     #[inline]
-    fn lead_limits(&mut self, lead: usize, floor: f32) -> (f32, u32) {
+    fn lead_key_limit(&mut self, lead: usize, floor: f32) -> f32 {
         self.window_bounds(lead);
         let w = self.cursors[lead].weight();
-        let key_limit = self
-            .prune
-            .key_limit(floor, self.window, lead, &self.b.bounds, w);
+        self.prune
+            .key_limit(floor, self.window, lead, &self.b.bounds, w)
+    }
+
+    /// [`Self::lead_key_limit`] and the frequency threshold at the lead
+    /// block's least norm, for candidates checked one by one.
+    #[inline]
+    fn lead_limits(&mut self, lead: usize, floor: f32) -> (f32, u32) {
+        let key_limit = self.lead_key_limit(lead, floor);
+        let w = self.cursors[lead].weight();
         (key_limit, self.prune.min_tf(key_limit, self.min_norm, w))
     }
 
@@ -565,7 +568,7 @@ impl Exec<'_, '_> {
     /// may beat `floor` by their lead score ([`Self::competes`], in bulk,
     /// before any other clause sees them). Returns how many it dropped.
     fn prefilter_lead(&mut self, lead: usize, n: usize, floor: f32) -> usize {
-        let (limit, _) = self.lead_limits(lead, floor);
+        let limit = self.lead_key_limit(lead, floor);
         let c = &mut self.cursors[lead];
         let w = c.weight();
         self.b.matches.clear();
@@ -643,20 +646,33 @@ impl Exec<'_, '_> {
             if count {
                 sink.count(1);
             }
-            let floor = sink.floor();
             if let Some(essential) = essential {
-                if let Some(score) = self.probe(doc, essential, floor) {
-                    sink.offer(doc, || score);
-                }
+                // No sum was checked against the floor: probe.
+                self.offer_probed(sink, doc, (essential, true));
                 continue;
             }
-            if let Some(floor) = floor
+            if let Some(floor) = sink.floor()
                 && !self.competes(doc, floor)
             {
                 continue;
             }
             let (cursors, occurs) = (&mut self.cursors, &self.occurs);
             sink.offer(doc, || Self::score(cursors, occurs, doc));
+        }
+    }
+
+    /// Offers `doc`, a union window's candidate whose `known` clauses'
+    /// scores may be read by a seek: probed clause by clause under the
+    /// sink's floor ([`Self::probe`]) when `probes`, else scored whole
+    /// (the caller found its sum of scores and bounds above the floor,
+    /// and one clause is left).
+    #[inline(always)]
+    fn offer_probed<S: Sink>(&mut self, sink: &mut S, doc: u32, (known, probes): (u64, bool)) {
+        if !probes {
+            let (cursors, occurs) = (&mut self.cursors, &self.occurs);
+            sink.offer(doc, || Self::score(cursors, occurs, doc));
+        } else if let Some(score) = self.probe(doc, known, sink.floor()) {
+            sink.offer(doc, || score);
         }
     }
 
@@ -1084,11 +1100,12 @@ impl Exec<'_, '_> {
     }
 
     /// How many live documents the `should` clauses' parts of a window
-    /// (ending at `ends`, within `words` bitset words from `base`) hold.
-    /// A dense window without deletions marks a byte per posting, a store
-    /// each with nothing read back, and sums the bytes (seq-5 OR exact:
-    /// setting bits was 25 % of its time); otherwise a popcount over a
-    /// bitset of them (the candidates' bitset as scratch, left cleared),
+    /// hold: a dense window (at least a posting per 64 documents, so
+    /// `words` bitset words from `base` cover it), ending at `ends`.
+    /// Without deletions a byte per posting is marked, a store each with
+    /// nothing read back, and the bytes summed (seq-5 OR exact: setting
+    /// bits was 25 % of its time); with them, a popcount over a bitset of
+    /// the postings (the candidates' bitset as scratch, left cleared),
     /// deletions masked a word at a time.
     fn count_parts(
         &mut self,
@@ -1102,8 +1119,9 @@ impl Exec<'_, '_> {
             let c = &self.cursors[i];
             &c.block_rest()[..ends[i] - c.pos()]
         };
-        let postings: usize = should.iter().map(|&i| part(i).len()).sum();
-        if self.seg.deletes.is_none() && postings >= words * SEEN_DENSITY {
+        debug_assert!(words <= UNION_WORDS);
+        debug_assert!(should.iter().map(|&i| part(i).len()).sum::<usize>() >= words);
+        if self.seg.deletes.is_none() {
             let seen: &mut [u8; MASK_SPAN] = (&mut b.seen[..MASK_SPAN]).try_into().unwrap();
             for &i in should {
                 for &d in part(i) {
@@ -1195,14 +1213,16 @@ impl Exec<'_, '_> {
     }
 
     /// Offers candidate `doc` (if live; counted first with `count`) whose
-    /// clause-order sum is `sum`: its score when `exact`, else its best
-    /// score, and then it is scored exactly only if that beats the floor.
+    /// clause-order sum is `sum`: its score when every clause was decoded
+    /// (`decoded` is `None`), else its best score, and then it is scored
+    /// exactly only if that beats the floor ([`Self::offer_probed`], with
+    /// the decoded clauses and whether probing pays).
     #[inline(always)]
     fn offer_sum<S: Sink>(
         &mut self,
         sink: &mut S,
         (doc, sum): (u32, f32),
-        (should, decoded): (&[usize], Option<u64>),
+        decoded: Option<(u64, bool)>,
         count: bool,
     ) {
         if self.seg.is_deleted(doc) {
@@ -1213,22 +1233,12 @@ impl Exec<'_, '_> {
         }
         // The sum is the score, or its bound: either way one compare
         // saves the offer of what cannot enter.
-        let floor = sink.floor();
-        if !floor.is_none_or(|floor| sum > floor) {
+        if !sink.floor().is_none_or(|floor| sum > floor) {
             return;
         }
         match decoded {
             None => sink.offer(doc, || sum),
-            Some(decoded) if probe_pays(should, decoded) => {
-                if let Some(score) = self.probe(doc, decoded, floor) {
-                    sink.offer(doc, || score);
-                }
-            }
-            // One clause to probe: the sum beat the floor already.
-            Some(_) => {
-                let (cursors, occurs) = (&mut self.cursors, &self.occurs);
-                sink.offer(doc, || Self::score(cursors, occurs, doc));
-            }
+            Some(probed) => self.offer_probed(sink, doc, probed),
         }
     }
 
@@ -1433,14 +1443,15 @@ impl Exec<'_, '_> {
         if bound_rest {
             sink.dropped(dropped);
         }
+        let probes = !exact && probe_pays(should, essential);
         for wi in 0..words {
             let mut m = self.b.cand[wi];
             while m != 0 {
                 let x = wi * 64 + m.trailing_zeros() as usize;
                 m &= m - 1;
                 let sum = std::mem::take(&mut self.b.acc[x]);
-                let decoded = (!exact).then_some(essential);
-                self.offer_sum(sink, (base + x as u32, sum), (should, decoded), bound_rest);
+                let decoded = (!exact).then_some((essential, probes));
+                self.offer_sum(sink, (base + x as u32, sum), decoded, bound_rest);
             }
         }
     }
@@ -1577,12 +1588,8 @@ impl Exec<'_, '_> {
             }
             if exact {
                 sink.offer(doc, || sum);
-            } else if !probes {
-                // One clause to probe: the sum beat the floor already.
-                let (cursors, occurs) = (&mut self.cursors, &self.occurs);
-                sink.offer(doc, || Self::score(cursors, occurs, doc));
-            } else if let Some(score) = self.probe(doc, essential, floor) {
-                sink.offer(doc, || score);
+            } else {
+                self.offer_probed(sink, doc, (essential, probes));
             }
             floor = sink.floor();
         }
