@@ -70,6 +70,9 @@ pub struct TermScorer<'a> {
     /// The second-level run with the largest bound, and the bound (the
     /// whole list's), once computed.
     best_run: Option<(usize, f32)>,
+    /// The block [`Self::pass_blocks_under`] stopped at, and its best key:
+    /// the next call starts there.
+    stopped: Option<(usize, f32)>,
 }
 
 impl<'a> TermScorer<'a> {
@@ -93,6 +96,7 @@ impl<'a> TermScorer<'a> {
             min_norms: Vec::new(),
             shallow: std::cell::Cell::new(0),
             best_run: None,
+            stopped: None,
         };
         s.load(0);
         s
@@ -174,13 +178,19 @@ impl<'a> TermScorer<'a> {
     /// to the end of its second-level run, whose impacts' best key
     /// ([`TermWeight::key`]) is at most `key_limit`, each read in place
     /// and compared once (their bounds are not kept: a passed block is
-    /// not looked at again). Returns how many documents were passed.
+    /// not looked at again; the key of the one it stops at is, for the
+    /// next call, which starts there). Returns how many documents were
+    /// passed.
     pub fn pass_blocks_under(&mut self, key_limit: f32) -> usize {
         debug_assert!(self.pending);
         let (p, w) = (self.postings, self.weight);
         let (mut b, mut docs) = (self.block, 0);
         while b < self.nblocks {
-            match p.block_best(b, &w.inv) {
+            let best = match self.stopped {
+                Some((s, key)) if s == b => Ok((key, 0)),
+                _ => p.block_best(b, &w.inv),
+            };
+            match best {
                 Ok((key, _)) if key <= key_limit => {
                     docs += p.block_len(b);
                     b += 1;
@@ -188,7 +198,10 @@ impl<'a> TermScorer<'a> {
                         break;
                     }
                 }
-                Ok(_) => break,
+                Ok((key, _)) => {
+                    self.stopped = Some((b, key));
+                    break;
+                }
                 Err(e) => {
                     self.err = Some(e);
                     break;

@@ -278,6 +278,7 @@ fn exec<'a, S: Sink>(
         window: 0,
         span: (0, 0),
         bounds_of: None,
+        bounds_over: None,
         min_norm: 0,
         prune: LeadPrune::default(),
         coarse: None,
@@ -317,6 +318,10 @@ struct Exec<'a, 'b> {
     span: (u32, u32),
     /// The window whose clause bounds `b.bounds` holds.
     bounds_of: Option<u64>,
+    /// The lead block's range whose clause bounds `b.bounds` holds, when
+    /// it was bounded before its window began: they bound each of its
+    /// windows too (a subrange).
+    bounds_over: Option<(u32, u32)>,
     /// The least norm byte of the lead's block, with the bounds.
     min_norm: u8,
     prune: LeadPrune,
@@ -495,6 +500,7 @@ impl Exec<'_, '_> {
     /// per-candidate check.
     fn bound_within(&mut self, lo: u32, hi: u32) -> f32 {
         self.bounds_of = None;
+        self.bounds_over = None;
         let mut sum = 0.0f32;
         for (i, (c, o)) in self.cursors.iter_mut().zip(&self.occurs).enumerate() {
             let bound = if matches!(o, Occur::Must | Occur::Should) {
@@ -509,12 +515,19 @@ impl Exec<'_, '_> {
     }
 
     /// The current window's clause bounds (in `b.bounds`) and the lead
-    /// block's least norm, computed once per window.
+    /// block's least norm, computed once per window, or kept from the
+    /// bounds of the lead block that holds it when those were computed to
+    /// decide whether to decode the block (bounds over a wider range are
+    /// still bounds, and over the same blocks of the other clauses, the
+    /// same ones: seq-2 AND lower-bound, ... instructions a query before,
+    /// ... after).
     #[inline]
     fn window_bounds(&mut self, lead: usize) {
         if self.bounds_of != Some(self.window) {
             let (lo, hi) = self.span;
-            self.bound_within(lo, hi);
+            if !self.bounds_over.is_some_and(|(a, z)| a <= lo && hi <= z) {
+                self.bound_within(lo, hi);
+            }
             self.min_norm = self.cursors[lead].block_min_norm();
             self.bounds_of = Some(self.window);
         }
@@ -608,6 +621,7 @@ impl Exec<'_, '_> {
         let Some(floor) = floor.filter(|_| self.cursors.len() <= 64) else {
             return u64::MAX;
         };
+        self.bounds_over = None;
         let bound = &mut self.b.bounds;
         // On the stack: this runs once per window.
         let mut order = [0u8; 64];
@@ -774,6 +788,7 @@ impl Exec<'_, '_> {
                     return;
                 };
                 if self.bound_within(lo, hi) > floor {
+                    self.bounds_over = Some((lo, hi));
                     return;
                 }
                 len = p.block_len(b);
