@@ -177,35 +177,40 @@ impl<'a> TermScorer<'a> {
     /// Passes without decoding the pending block and those after it, up
     /// to the end of its second-level run, whose impacts' best key
     /// ([`TermWeight::key`]) is at most `key_limit`, each read in place
-    /// and compared once (their bounds are not kept: a passed block is
-    /// not looked at again; the key of the one it stops at is, for the
-    /// next call, which starts there). Returns how many documents were
-    /// passed.
+    /// and compared once (a passed block is not looked at again, so its
+    /// bound is not kept; the one it stops at is bounded next, so its
+    /// bound is, and its key for the next call, which starts there).
+    /// Returns how many documents were passed.
     pub fn pass_blocks_under(&mut self, key_limit: f32) -> usize {
         debug_assert!(self.pending);
         let (p, w) = (self.postings, self.weight);
         let (mut b, mut docs) = (self.block, 0);
         while b < self.nblocks {
-            let best = match self.stopped {
-                Some((s, key)) if s == b => Ok((key, 0)),
-                _ => p.block_best(b, &w.inv),
-            };
-            match best {
-                Ok((key, _)) if key <= key_limit => {
-                    docs += p.block_len(b);
-                    b += 1;
-                    if b.is_multiple_of(L2_BLOCKS) {
+            let key = match self.stopped {
+                Some((s, key)) if s == b => key,
+                _ => match p.block_best(b, &w.inv) {
+                    Ok((key, least)) => {
+                        if key > key_limit {
+                            // Bounded next, whatever the limit: kept
+                            // where its bound is looked up.
+                            self.keep_block_bound(b, key, least);
+                        }
+                        key
+                    }
+                    Err(e) => {
+                        self.err = Some(e);
                         break;
                     }
-                }
-                Ok((key, _)) => {
-                    self.stopped = Some((b, key));
-                    break;
-                }
-                Err(e) => {
-                    self.err = Some(e);
-                    break;
-                }
+                },
+            };
+            if key > key_limit {
+                self.stopped = Some((b, key));
+                break;
+            }
+            docs += p.block_len(b);
+            b += 1;
+            if b.is_multiple_of(L2_BLOCKS) {
+                break;
             }
         }
         if b > self.block {
@@ -485,10 +490,7 @@ impl<'a> TermScorer<'a> {
     /// runs' blocks by the run's bound or by the other clauses.)
     fn cached_bound(&mut self, b: usize, run: bool) -> f32 {
         let p = self.postings;
-        if self.bounds.is_empty() {
-            self.bounds = vec![f32::NAN; p.num_blocks() + p.num_l2()];
-            self.min_norms = vec![0; p.num_blocks()];
-        }
+        self.bound_cache();
         let slot = if run { p.num_blocks() + b } else { b };
         let cached = self.bounds[slot];
         if !cached.is_nan() {
@@ -508,13 +510,27 @@ impl<'a> TermScorer<'a> {
             };
         }
         match p.block_best(b, &w.inv) {
-            Ok((key, least)) => {
-                self.bounds[b] = w.score_of_key(key);
-                self.min_norms[b] = least;
-                self.bounds[b]
-            }
+            Ok((key, least)) => self.keep_block_bound(b, key, least),
             Err(e) => self.fail(e),
         }
+    }
+
+    /// Allocates the bound cache on first use.
+    fn bound_cache(&mut self) {
+        if self.bounds.is_empty() {
+            let p = self.postings;
+            self.bounds = vec![f32::NAN; p.num_blocks() + p.num_l2()];
+            self.min_norms = vec![0; p.num_blocks()];
+        }
+    }
+
+    /// Keeps block `b`'s bound, from its best key and least norm, and
+    /// returns it.
+    fn keep_block_bound(&mut self, b: usize, key: f32, least: u8) -> f32 {
+        self.bound_cache();
+        self.bounds[b] = self.weight.score_of_key(key);
+        self.min_norms[b] = least;
+        self.bounds[b]
     }
 
     /// Records a damaged list: its bounds are infinite, so that nothing is
