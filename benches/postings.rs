@@ -49,7 +49,9 @@ fn make(name: &'static str, mean_gap: u64, seed: u64) -> List {
     }
     let max_doc = d as u32 + 1;
     let mut region = Vec::new();
-    encode(&docs, &tfs, |doc| (doc % 200) as u8, &mut region).expect("encode");
+    let factors =
+        quarry::query::bm25::length_factors(docs.len() as u64, 300 * docs.len() as u64, true);
+    encode(&docs, &tfs, |doc| (doc % 200) as u8, &factors, &mut region).expect("encode");
     List {
         name,
         docs,

@@ -228,7 +228,14 @@ fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
         let max_doc = n * step;
         let mut bytes = n.to_le_bytes().to_vec();
         bytes.extend(max_doc.to_le_bytes());
-        postings::encode(&docs, &tfs, |d| (d % 251) as u8, &mut bytes).unwrap();
+        postings::encode(
+            &docs,
+            &tfs,
+            |d| (d % 251) as u8,
+            &quarry::query::bm25::length_factors(1000, 100_000, true),
+            &mut bytes,
+        )
+        .unwrap();
         out.push(("postings", format!("list-{n}"), bytes));
     }
     for (i, p) in capi_programs().into_iter().enumerate() {

@@ -27,7 +27,11 @@
 //! Version 4 (positions in packed runs): `v4/`, `v4-analyzers/` and
 //! `v4-damaged/` as in version 3, and `v4-positions/` (long documents
 //! whose positions fill runs of 128 gaps, with exceptions, over several
-//! posting blocks, and the phrase queries that read them).
+//! posting blocks, and the phrase queries that read them). Its segment
+//! was rebuilt when the writer began choosing which runs of a long impact
+//! frontier to merge by their keys under the segment's average length
+//! instead of evenly: the layout and its meaning did not change, so v4
+//! readers read both alike; `v1-blocks/` keeps evenly merged impacts.
 //!
 //! `QUARRY_UPDATE_GOLDEN=1 cargo test --test golden` rewrites the sets of
 //! the version this build writes, which is only right together with a

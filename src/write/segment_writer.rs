@@ -10,7 +10,8 @@ use crate::error::{Error, Result};
 use crate::format::ords;
 use crate::format::segment::{self, SegmentFileWriter, StoredBlockEncoder};
 use crate::format::terms::TermsEncoder;
-use crate::format::{positions, postings};
+use crate::format::{norms, positions, postings};
+use crate::query::bm25;
 use crate::schema::{FieldId, FieldType, Schema};
 use crate::write::io::IoHooks;
 
@@ -286,6 +287,10 @@ pub(crate) struct SegmentWriter {
     positions: PositionsSpill,
     scratch: Vec<u8>,
     doc_count: u32,
+    /// Per field, once its first term comes: the BM25 key factors of its
+    /// average length (estimated from its norms), which the capped impacts
+    /// keep exact ([`postings::pareto_frontier`]).
+    key_factors: Vec<Option<Box<[f32; 256]>>>,
 }
 
 impl SegmentWriter {
@@ -324,6 +329,7 @@ impl SegmentWriter {
             positions: PositionsSpill::new(path, spill),
             scratch: Vec::new(),
             doc_count,
+            key_factors: vec![None; schema.fields().len()],
         })
     }
 
@@ -346,7 +352,21 @@ impl SegmentWriter {
         debug_assert!(!docs.is_empty());
         self.scratch.clear();
         let norm_of = |d: u32| norms.map_or(0, |n| n[d as usize]);
-        postings::encode(docs, tfs, norm_of, &mut self.scratch)
+        let doc_count = self.doc_count;
+        let factors = self.key_factors[field.0 as usize].get_or_insert_with(|| {
+            // The average length the norm bytes give: what a query of
+            // this segment alone uses, up to the bytes' rounding.
+            let table = norms::length_table();
+            let tokens = norms.map_or(0, |n| {
+                n.iter().map(|&b| u64::from(table[usize::from(b)])).sum()
+            });
+            Box::new(bm25::length_factors(
+                u64::from(doc_count),
+                tokens,
+                norms.is_some(),
+            ))
+        });
+        postings::encode(docs, tfs, norm_of, factors, &mut self.scratch)
             .map_err(|_| Error::InvalidArgument("a term's posting list exceeds 4 GiB".into()))?;
         io.check_write(&self.path)?;
         self.file
