@@ -325,9 +325,9 @@ struct Exec<'a, 'b> {
     /// The least norm byte of the lead's block, with the bounds.
     min_norm: u8,
     prune: LeadPrune,
-    /// The floor (bits) [`Self::coarse_limits`] were computed for, and
-    /// they.
-    coarse: Option<(u32, (f32, f32))>,
+    /// The clause and the floor (bits) [`Self::coarse_limits`] were
+    /// computed for, and they.
+    coarse: Option<(usize, u32, (f32, f32))>,
     /// The floor (bits) the current window's lead documents were thinned
     /// under by [`Self::prefilter_lead`], if they were: under the same
     /// floor, each of them competes.
@@ -807,11 +807,12 @@ impl Exec<'_, '_> {
     /// clauses' whole-list bounds (in clause order) cannot beat `floor`:
     /// the coarse check, a lead range bounded by at most the first (a
     /// block whose best key is at most the second) being passed without
-    /// the other clauses' bounds over it. Computed once per floor (the
-    /// list bounds stay until a list ends, which ends a conjunction, and
-    /// a union does not lead).
+    /// the other clauses' bounds over it. Computed once per clause and
+    /// floor (list bounds only fall, to 0 when a list ends, and limits
+    /// computed with larger ones pass less).
     fn coarse_limits(&mut self, lead: usize, floor: f32) -> (f32, f32) {
-        if let Some((bits, limits)) = self.coarse
+        if let Some((of, bits, limits)) = self.coarse
+            && of == lead
             && bits == floor.to_bits()
         {
             return limits;
@@ -828,7 +829,7 @@ impl Exec<'_, '_> {
         }
         let limit = prune::exclusive_limit(floor, |x| prune::sum_with(bounds, lead, x));
         let limits = (limit, prune::key_limit(limit, self.cursors[lead].weight()));
-        self.coarse = Some((floor.to_bits(), limits));
+        self.coarse = Some((lead, floor.to_bits(), limits));
         limits
     }
 
@@ -1649,6 +1650,53 @@ impl Exec<'_, '_> {
         others <= 4 * candidates
     }
 
+    /// Passes, without decoding them, the blocks of `e`, a union's one
+    /// essential clause, from its next block on whose best score plus
+    /// every other clause's list bound (in clause order) cannot beat
+    /// `floor`: the conjunction's coarse check ([`Self::coarse_limits`],
+    /// one key compare a block, [`TermScorer::pass_blocks_under`]). No
+    /// document there can: one of `e` scores at most its block's bound
+    /// and the others' list bounds, one without it the others' bounds
+    /// alone, less. Only when `e` has nothing left before `upto` in its
+    /// current block. Returns where the union resumes (`upto`, or the
+    /// first document the first block not passed may hold).
+    fn pass_essential_blocks<S: Sink>(
+        &mut self,
+        e: usize,
+        upto: u32,
+        floor: f32,
+        sink: &mut S,
+    ) -> u32 {
+        let c = &mut self.cursors[e];
+        if !c.is_pending() {
+            match c.block_rest().last() {
+                Some(&last) if last < upto => {
+                    let end = c.pos() + c.block_rest().len();
+                    c.move_to(end);
+                }
+                _ => return upto,
+            }
+            if !c.is_pending() {
+                return upto;
+            }
+        }
+        let (_, key_limit) = self.coarse_limits(e, floor);
+        let mut passed = 0;
+        while self.cursors[e].is_pending() {
+            let n = self.cursors[e].pass_blocks_under(key_limit);
+            if n == 0 {
+                break;
+            }
+            passed += n;
+        }
+        if passed == 0 {
+            return upto;
+        }
+        sink.dropped(passed);
+        let c = &self.cursors[e];
+        upto.max(c.block_start(c.block()))
+    }
+
     /// The union of the `should` clauses once nothing more is to be
     /// counted (the total may be a lower bound) and the sink has a floor:
     /// block-max MaxScore. Windows are cut from the essential clauses'
@@ -1675,6 +1723,14 @@ impl Exec<'_, '_> {
             let Some(floor) = sink.floor() else {
                 unreachable!("a full queue stays full")
             };
+            if essential.count_ones() == 1 {
+                upto = self.pass_essential_blocks(
+                    essential.trailing_zeros() as usize,
+                    upto,
+                    floor,
+                    sink,
+                );
+            }
             // The window ends with the first of the essential clauses'
             // current blocks. It starts where the last one ended while a
             // non-essential clause has documents left (their bounds must
