@@ -1651,22 +1651,17 @@ impl Exec<'_, '_> {
     }
 
     /// Passes, without decoding them, the blocks of `e`, a union's one
-    /// essential clause, from its next block on whose best score plus
-    /// every other clause's list bound (in clause order) cannot beat
-    /// `floor`: the conjunction's coarse check ([`Self::coarse_limits`],
-    /// one key compare a block, [`TermScorer::pass_blocks_under`]). No
-    /// document there can: one of `e` scores at most its block's bound
-    /// and the others' list bounds, one without it the others' bounds
-    /// alone, less. Only when `e` has nothing left before `upto` in its
-    /// current block. Returns where the union resumes (`upto`, or the
-    /// first document the first block not passed may hold).
-    fn pass_essential_blocks<S: Sink>(
-        &mut self,
-        e: usize,
-        upto: u32,
-        floor: f32,
-        sink: &mut S,
-    ) -> u32 {
+    /// essential clause, from its next block on, that no document can beat
+    /// `floor` in, as a conjunction's lead passes its blocks
+    /// ([`Self::pass_lead_blocks`]): by one key compare a block against
+    /// the other clauses' list bounds, by a second-level run's bound, or by
+    /// every clause's bound over the block. Both bound any document of the
+    /// range, whether `e` holds it or not. Only when `e` has nothing left
+    /// before `upto` and its next block starts at or before it (so the
+    /// passed blocks cover every document from `upto` on that they end
+    /// before). Returns where the union resumes (`upto`, or the first
+    /// document the first block not passed may hold).
+    fn pass_essential_blocks<S: Sink>(&mut self, e: usize, upto: u32, sink: &mut S) -> u32 {
         let c = &mut self.cursors[e];
         if !c.is_pending() {
             match c.block_rest().last() {
@@ -1676,24 +1671,16 @@ impl Exec<'_, '_> {
                 }
                 _ => return upto,
             }
-            if !c.is_pending() {
-                return upto;
-            }
         }
-        let (_, key_limit) = self.coarse_limits(e, floor);
-        let mut passed = 0;
-        while self.cursors[e].is_pending() {
-            let n = self.cursors[e].pass_blocks_under(key_limit);
-            if n == 0 {
-                break;
-            }
-            passed += n;
-        }
-        if passed == 0 {
+        if !c.is_pending() || c.block_start(c.block()) > upto {
             return upto;
         }
-        sink.dropped(passed);
+        let from = c.block();
+        self.pass_lead_blocks(e, false, sink);
         let c = &self.cursors[e];
+        if c.block() == from {
+            return upto;
+        }
         upto.max(c.block_start(c.block()))
     }
 
@@ -1724,12 +1711,7 @@ impl Exec<'_, '_> {
                 unreachable!("a full queue stays full")
             };
             if essential.count_ones() == 1 {
-                upto = self.pass_essential_blocks(
-                    essential.trailing_zeros() as usize,
-                    upto,
-                    floor,
-                    sink,
-                );
+                upto = self.pass_essential_blocks(essential.trailing_zeros() as usize, upto, sink);
             }
             // The window ends with the first of the essential clauses'
             // current blocks. It starts where the last one ended while a
