@@ -143,10 +143,7 @@ fn cap_frontier(pairs: &mut Vec<Impact>, factors: &[f32; 256]) {
     // floats) order as the values do, so about 30 greedy passes of `n`
     // steps each, whatever the frontier's length (listing every corner
     // key and searching them took 245 us for a frontier of 128 pairs).
-    let best = pairs
-        .iter()
-        .map(|p| p.tf as f32 * factors[usize::from(p.norm)])
-        .fold(0.0f32, f32::max);
+    let best = (0..n).map(|i| corner(i, i)).fold(0.0f32, f32::max);
     let (mut lo, mut hi) = (best.to_bits(), corner(0, n - 1).to_bits());
     let mut starts = Vec::with_capacity(MAX_IMPACTS);
     while lo < hi {
@@ -163,23 +160,25 @@ fn cap_frontier(pairs: &mut Vec<Impact>, factors: &[f32; 256]) {
         starts.clear();
         starts.extend((0..MAX_IMPACTS).map(|r| r * n / MAX_IMPACTS));
     }
+    // Run `i`'s first and last pair.
+    let run = |i: usize, starts: &[usize]| (starts[i], starts.get(i + 1).map_or(n, |&e| e) - 1);
     while starts.len() < MAX_IMPACTS {
-        let end = |i: usize, starts: &[usize]| starts.get(i + 1).copied().unwrap_or(n);
         let widest = (0..starts.len())
-            .filter(|&i| end(i, &starts) - starts[i] > 1)
-            .max_by(|&a, &b| {
-                let ka = corner(starts[a], end(a, &starts) - 1);
-                let kb = corner(starts[b], end(b, &starts) - 1);
-                ka.total_cmp(&kb)
-            });
-        let Some(i) = widest else { break };
-        let mid = starts[i] + (end(i, &starts) - starts[i]) / 2;
-        starts.insert(i + 1, mid);
+            .map(|i| (i, run(i, &starts)))
+            .filter(|&(_, (first, last))| last > first)
+            .max_by(|(_, a), (_, b)| corner(a.0, a.1).total_cmp(&corner(b.0, b.1)));
+        let Some((i, (first, last))) = widest else {
+            break;
+        };
+        starts.insert(i + 1, first + (last + 1 - first) / 2);
     }
     let merged: Vec<Impact> = (0..starts.len())
-        .map(|i| Impact {
-            tf: pairs[starts[i]].tf,
-            norm: pairs[starts.get(i + 1).map_or(n, |&e| e) - 1].norm,
+        .map(|i| {
+            let (first, last) = run(i, &starts);
+            Impact {
+                tf: pairs[first].tf,
+                norm: pairs[last].norm,
+            }
         })
         .collect();
     *pairs = merged;

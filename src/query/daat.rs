@@ -193,6 +193,7 @@ impl<'a> TermScorer<'a> {
                         if key > key_limit {
                             // Bounded next, whatever the limit: kept
                             // where its bound is looked up.
+                            self.bound_cache();
                             self.keep_block_bound(b, key, least);
                         }
                         key
@@ -524,10 +525,9 @@ impl<'a> TermScorer<'a> {
         }
     }
 
-    /// Keeps block `b`'s bound, from its best key and least norm, and
-    /// returns it.
+    /// Keeps block `b`'s bound, from its best key and least norm, in the
+    /// cache ([`Self::bound_cache`] allocates it), and returns it.
     fn keep_block_bound(&mut self, b: usize, key: f32, least: u8) -> f32 {
-        self.bound_cache();
         self.bounds[b] = self.weight.score_of_key(key);
         self.min_norms[b] = least;
         self.bounds[b]

@@ -748,7 +748,10 @@ impl Exec<'_, '_> {
     /// one on (a second-level run at a time where one starts) whose
     /// windows cannot beat the sink's floor, when that needs no decoding:
     /// the total may be a lower bound, or the lead matches `alone` and no
-    /// document is deleted, so a block counts by its length.
+    /// document is deleted, so a block counts by its length. A union's one
+    /// essential clause is passed the same way
+    /// ([`Self::pass_essential_blocks`]): the bounds it checks cover every
+    /// document of a passed range, held by the lead or not.
     fn pass_lead_blocks<S: Sink>(&mut self, lead: usize, alone: bool, sink: &mut S) {
         let countable = alone && self.must_not.is_empty() && self.seg.deletes.is_none();
         while self.cursors[lead].is_pending() {
@@ -1664,13 +1667,12 @@ impl Exec<'_, '_> {
     fn pass_essential_blocks<S: Sink>(&mut self, e: usize, upto: u32, sink: &mut S) -> u32 {
         let c = &mut self.cursors[e];
         if !c.is_pending() {
-            match c.block_rest().last() {
-                Some(&last) if last < upto => {
-                    let end = c.pos() + c.block_rest().len();
-                    c.move_to(end);
-                }
-                _ => return upto,
+            let rest = c.block_rest();
+            if rest.last().is_none_or(|&last| last >= upto) {
+                return upto;
             }
+            let end = c.pos() + rest.len();
+            c.move_to(end);
         }
         if !c.is_pending() || c.block_start(c.block()) > upto {
             return upto;
