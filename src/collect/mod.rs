@@ -6,7 +6,7 @@ mod topdocs;
 
 pub use sort::SortCollector;
 pub use spec::{Hit, SortKey, SortRule, SortSpec, compare_values};
-pub use topdocs::{SharedFloor, TopDocs, TopDocsSink, score_key};
+pub use topdocs::{SharedFloor, TopDocs, TopDocsSink, key_score, score_key};
 
 /// Hits a queue reserves room for up front; a larger queue (a deep page)
 /// grows while it fills, and allocates nothing once full.
@@ -123,5 +123,59 @@ pub trait Sink {
     /// offered is scored: a loop may then compute scores in bulk.
     fn ranks_by_score(&self) -> bool {
         false
+    }
+}
+
+/// A score-ranked [`Sink`] fed documents out of document order: its
+/// floor is the next float below the inner sink's, so that a document
+/// scoring exactly the k-th score is still offered (in document order it
+/// could not enter, as ties go to the lower document, which came first;
+/// out of order it may be that lower document). The queue itself compares
+/// scores and then documents, so what it keeps does not depend on the
+/// order of its offers.
+pub struct AnyOrder<'s, S>(pub &'s mut S);
+
+impl<S: Sink> Sink for AnyOrder<'_, S> {
+    #[inline]
+    fn window(&mut self, start: u32) -> Window {
+        self.0.window(start)
+    }
+
+    #[inline]
+    fn prefilter(&self) -> bool {
+        self.0.prefilter()
+    }
+
+    #[inline]
+    fn filter(&self, docs: &mut Vec<u32>) {
+        self.0.filter(docs)
+    }
+
+    #[inline]
+    fn dropped(&mut self, n: usize) {
+        self.0.dropped(n)
+    }
+
+    #[inline]
+    fn count(&mut self, n: usize) {
+        self.0.count(n)
+    }
+
+    #[inline]
+    fn offer(&mut self, doc: u32, score: impl FnMut() -> f32) {
+        self.0.offer(doc, score)
+    }
+
+    #[inline]
+    fn floor(&self) -> Option<f32> {
+        self.0.floor().map(f32::next_down)
+    }
+
+    fn known_scores(&mut self, scores: &mut [f32]) {
+        self.0.known_scores(scores)
+    }
+
+    fn ranks_by_score(&self) -> bool {
+        self.0.ranks_by_score()
     }
 }

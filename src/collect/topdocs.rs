@@ -21,8 +21,9 @@ pub fn score_key(score: f32) -> u32 {
     }
 }
 
+/// The `f32` whose [`score_key`] is `key`.
 #[inline]
-fn key_score(key: u32) -> f32 {
+pub fn key_score(key: u32) -> f32 {
     f32::from_bits(if key & 0x8000_0000 != 0 {
         key & 0x7fff_ffff
     } else {

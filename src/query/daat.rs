@@ -167,6 +167,42 @@ impl<'a> TermScorer<'a> {
         }
     }
 
+    /// Moves back or forth to the start of block `b` (any block; `b` past
+    /// the last exhausts the list), decoding nothing: the block is
+    /// decoded when [`Self::ensure`] or [`Scorer::seek`] needs it, unless
+    /// it is the one decoded now, which is kept. For loops that take a
+    /// list's blocks out of document order; bounds computed so far stay.
+    pub fn goto_block(&mut self, b: usize) {
+        self.stopped = None;
+        if !self.pending && b == self.block && b < self.nblocks && self.len > 0 {
+            self.pos = 0;
+            self.doc = self.docs[0];
+        } else {
+            self.defer(b.min(self.nblocks));
+        }
+    }
+
+    /// [`Self::goto_block`] to the first block that may hold `target` (the
+    /// first whose last document is at least `target`), found by a binary
+    /// search over the skip data from the list's start whose steps are
+    /// conditional moves (its targets come in no order, so a branch per
+    /// step would be mispredicted half the time).
+    pub fn rewind_to(&mut self, target: u32) {
+        let p = &self.postings;
+        let before = |b: usize| p.last_doc(b).is_some_and(|l| l < target);
+        let (mut base, mut size) = (0, self.nblocks);
+        if size == 0 {
+            return self.goto_block(0);
+        }
+        while size > 1 {
+            let half = size / 2;
+            let mid = base + half;
+            base = if before(mid) { mid } else { base };
+            size -= half;
+        }
+        self.goto_block(base + usize::from(before(base)));
+    }
+
     /// Passes the pending block and the `n - 1` after it without decoding
     /// them.
     pub fn pass_blocks(&mut self, n: usize) {
@@ -516,6 +552,18 @@ impl<'a> TermScorer<'a> {
         }
     }
 
+    /// The bound of every document of block `b` (its impacts scored,
+    /// computed once per scorer). Lists with skip data only.
+    pub fn block_bound(&mut self, b: usize) -> f32 {
+        self.cached_bound(b, false)
+    }
+
+    /// The bound of every document of second-level run `r`, as
+    /// [`Self::block_bound`] of a block.
+    pub fn run_bound(&mut self, r: usize) -> f32 {
+        self.cached_bound(r, true)
+    }
+
     /// Allocates the bound cache on first use.
     fn bound_cache(&mut self) {
         if self.bounds.is_empty() {
@@ -628,8 +676,11 @@ impl Scorer for TermScorer<'_> {
 
     /// Inlined for the usual case, a target inside the decoded block (a
     /// conjunction's or phrase's dense clauses); past it,
-    /// [`Self::seek_blocks`].
-    #[inline]
+    /// [`Self::seek_blocks`]. Always: the window loop's conjunction runs
+    /// in two loops (document order and bound order), and left to itself
+    /// the compiler called it from both (rare-common-2 AND: 0.7 % more
+    /// instructions a query).
+    #[inline(always)]
     fn seek(&mut self, target: u32) -> u32 {
         if !self.pending {
             if self.doc >= target {
