@@ -552,16 +552,20 @@ impl<'a> TermScorer<'a> {
         }
     }
 
-    /// The bound of every document of block `b` (its impacts scored,
-    /// computed once per scorer). Lists with skip data only.
-    pub fn block_bound(&mut self, b: usize) -> f32 {
-        self.cached_bound(b, false)
-    }
-
-    /// The bound of every document of second-level run `r`, as
-    /// [`Self::block_bound`] of a block.
-    pub fn run_bound(&mut self, r: usize) -> f32 {
-        self.cached_bound(r, true)
+    /// The best key ([`TermWeight::key`]) of block `b`'s impacts, or with
+    /// `run`, of second-level run `b`'s, read in place and not kept (the
+    /// score is monotone in the key, so keys order blocks as their bounds
+    /// do, without a division each); infinite when the impacts are
+    /// damaged, the error kept for the end of the search. Lists with skip
+    /// data only.
+    pub fn best_key(&mut self, b: usize, run: bool) -> f32 {
+        let (p, inv) = (self.postings, &self.weight.inv);
+        let key = if run {
+            p.l2_best(b, inv)
+        } else {
+            p.block_best(b, inv).map(|(key, _)| key)
+        };
+        key.unwrap_or_else(|e| self.fail(e))
     }
 
     /// Allocates the bound cache on first use.

@@ -1021,8 +1021,9 @@ impl Exec<'_, '_> {
     /// blocks a conjunction of two common terms decoded were decoded
     /// only because it had not risen yet.
     ///
-    /// Second-level runs and blocks wait in one max-heap by bound; a run
-    /// comes out as its blocks. A block that comes out is bounded over
+    /// Second-level runs and blocks wait in one max-heap by the lead's
+    /// best key (which orders them as their bounds do); a run comes out as
+    /// its blocks that may still beat the floor. A block that comes out is bounded over
     /// its range with every clause (the others moved back or forth to
     /// it, [`TermScorer::rewind_to`]) and, when that may beat the floor,
     /// is one window ([`Self::lead_window`]). The sink sees its documents
@@ -1038,39 +1039,45 @@ impl Exec<'_, '_> {
         // cursor may be exhausted and then move back).
         self.list_bounds(lead);
         let rest = std::mem::take(&mut self.b.list_bounds);
-        // The largest lead bound that cannot beat the floor, per floor.
+        // The largest lead key that cannot beat the floor, per floor
+        // (NEG_INFINITY without one).
+        let w = self.cursors[lead].weight();
         let mut stop: Option<(u32, f32)> = None;
-        let mut stop_at = |floor: f32| match stop {
-            Some((bits, limit)) if bits == floor.to_bits() => limit,
-            _ => {
-                let limit = prune::exclusive_limit(floor, |x| prune::sum_with(&rest, lead, x));
-                stop = Some((floor.to_bits(), limit));
-                limit
+        let mut stop_at = |floor: Option<f32>| match (floor, stop) {
+            (None, _) => f32::NEG_INFINITY,
+            (Some(f), Some((bits, key))) if bits == f.to_bits() => key,
+            (Some(f), _) => {
+                let limit = prune::exclusive_limit(f, |x| prune::sum_with(&rest, lead, x));
+                let key = prune::key_limit(limit, w);
+                stop = Some((f.to_bits(), key));
+                key
             }
         };
-        let entry = |bound: f32, run: bool, i: usize| {
-            (u64::from(score_key(bound)) << 32) | (u64::from(run) << 31) | i as u64
+        let entry = |key: f32, run: bool, i: usize| {
+            (u64::from(score_key(key)) << 32) | (u64::from(run) << 31) | i as u64
         };
         let mut heap = std::mem::take(&mut self.b.by_bound);
         heap.clear();
         let runs = self.cursors[lead].postings().num_l2();
         for r in 0..runs {
-            let bound = self.cursors[lead].run_bound(r);
-            heap.push(entry(bound, true, r));
+            let key = self.cursors[lead].best_key(r, true);
+            heap.push(entry(key, true, r));
         }
         let nblocks = self.cursors[lead].postings().num_blocks();
         let mut left = nblocks;
         while let Some(top) = heap.pop() {
             let (i, run) = ((top & 0x7fff_ffff) as usize, top & (1 << 31) != 0);
-            if let Some(floor) = sink.floor()
-                && key_score((top >> 32) as u32) <= stop_at(floor)
-            {
+            let stop_key = stop_at(sink.floor());
+            if key_score((top >> 32) as u32) <= stop_key {
                 break;
             }
             if run {
+                // Blocks that cannot beat the floor now never will.
                 for b in i * L2_BLOCKS..((i + 1) * L2_BLOCKS).min(nblocks) {
-                    let bound = self.cursors[lead].block_bound(b);
-                    heap.push(entry(bound, false, b));
+                    let key = self.cursors[lead].best_key(b, false);
+                    if key > stop_key {
+                        heap.push(entry(key, false, b));
+                    }
                 }
                 continue;
             }
