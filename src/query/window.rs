@@ -1022,11 +1022,11 @@ impl Exec<'_, '_> {
     /// only because it had not risen yet.
     ///
     /// Second-level runs and blocks wait in one max-heap by the lead's
-    /// best key (which orders them as their bounds do); a run comes out as
-    /// its blocks that may still beat the floor. A block that comes out is bounded over
-    /// its range with every clause (the others moved back or forth to
-    /// it, [`TermScorer::rewind_to`]) and, when that may beat the floor,
-    /// is one window ([`Self::lead_window`]). The sink sees its documents
+    /// best key (which orders them as their bounds do); a run comes out
+    /// as those of its blocks that may still beat the floor. A block that
+    /// comes out is bounded over its range with every clause (the others
+    /// moved back or forth to it, [`TermScorer::rewind_to`]) and, when
+    /// that may beat the floor, is one window ([`Self::lead_window`]). The sink sees its documents
     /// out of order, so its floor is taken one float lower
     /// ([`AnyOrder`]): a document tying the k-th score may still enter by
     /// a lower number.
