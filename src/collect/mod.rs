@@ -6,7 +6,7 @@ mod topdocs;
 
 pub use sort::SortCollector;
 pub use spec::{Hit, SortKey, SortRule, SortSpec, compare_values};
-pub use topdocs::{SharedFloor, TopDocs, TopDocsSink, key_score, score_key};
+pub use topdocs::{SharedFloor, TopDocs, TopDocsSink, score_key};
 
 /// Hits a queue reserves room for up front; a larger queue (a deep page)
 /// grows while it fills, and allocates nothing once full.

@@ -21,9 +21,8 @@ pub fn score_key(score: f32) -> u32 {
     }
 }
 
-/// The `f32` whose [`score_key`] is `key`.
 #[inline]
-pub fn key_score(key: u32) -> f32 {
+fn key_score(key: u32) -> f32 {
     f32::from_bits(if key & 0x8000_0000 != 0 {
         key & 0x7fff_ffff
     } else {

@@ -864,36 +864,50 @@ fn best_of_impacts(
     // Most frequencies are under 128, so most pairs are two bytes, a
     // one-byte varint and the norm: read (up to 8 of) them as such in
     // one kernel call; any other frontier is read out of line.
-    let (at, c) = match count {
-        Some(c) => (off, c),
-        None => (off + 1, bytes.get(off).map_or(0, |&c| usize::from(c))),
-    };
+    let (at, c) = impacts_at(bytes, off, count);
     if let Some(pairs) = bytes.get(at..at + 16)
         && let Some(best) = kernels::best_impact(pairs.try_into().expect("16 bytes"), c, factors)
     {
         return Ok(best);
     }
-    best_of_long_impacts(bytes, (off, at, c), count, factors)
+    best_of_long_impacts(bytes, off, count, factors)
 }
 
-/// [`best_of_impacts`] of a frontier the kernel does not read, the `c`
-/// pairs at `at` (`off` and `count` as there). Frequencies fall along a
-/// frontier, so those of two bytes (128 to 16,383: a common term in long
-/// documents) lead it: they are read three bytes a pair, and the kernel
-/// reads the rest. The general reader takes over when a frequency is
-/// longer (or the region ends within 16 bytes of the kernel's pairs). On
-/// the synthetic corpus a fifth of the blocks that a conjunction of two
-/// common terms bounds start so; the general reader spent about 290
-/// instructions on such a block, this about 100 (a one-term query whose
-/// term every document holds: 1,563 block bounds, 839k instructions a
-/// query before, 693k after).
+/// Where the pairs of the impacts at `off` start, and how many the
+/// stored count says there are: `count`, or the count byte at `off` (0
+/// when it is out of range).
+#[inline]
+fn impacts_at(bytes: &[u8], off: usize, count: Option<usize>) -> (usize, usize) {
+    match count {
+        Some(c) => (off, c),
+        None => (off + 1, bytes.get(off).map_or(0, |&c| usize::from(c))),
+    }
+}
+
+/// `(best, least)` with the pair of key `key` and norm `norm` taken in.
+#[inline]
+fn take_pair((best, least): (f32, u8), key: f32, norm: u8) -> (f32, u8) {
+    (if key > best { key } else { best }, least.min(norm))
+}
+
+/// [`best_of_impacts`] of a frontier the kernel does not read.
+/// Frequencies fall along a frontier, so those of two bytes (128 to
+/// 16,383: a common term in long documents) lead it: they are read three
+/// bytes a pair, and the kernel reads the rest. The general reader takes
+/// over when a frequency is longer (or the region ends within 16 bytes
+/// of the kernel's pairs). On the synthetic corpus a fifth of the blocks
+/// that a conjunction of two common terms bounds start so; the general
+/// reader spent about 290 instructions on such a block, this about 100
+/// (a one-term query whose term every document holds: 1,563 block
+/// bounds, 839k instructions a query before, 693k after).
 #[inline(never)]
 fn best_of_long_impacts(
     bytes: &[u8],
-    (off, at, c): (usize, usize, usize),
+    off: usize,
     count: Option<usize>,
     factors: &[f32; 256],
 ) -> Result<(f32, u8), BadPostings> {
+    let (at, c) = impacts_at(bytes, off, count);
     let mut acc = (f32::NEG_INFINITY, u8::MAX);
     let mut long = 0;
     while long < c
@@ -901,8 +915,8 @@ fn best_of_long_impacts(
         && b0 >= 0x80
         && b1 < 0x80
     {
-        let k = (u32::from(b0 & 0x7f) | u32::from(b1) << 7) as f32 * factors[usize::from(norm)];
-        acc = (if k > acc.0 { k } else { acc.0 }, acc.1.min(norm));
+        let tf = u32::from(b0 & 0x7f) | u32::from(b1) << 7;
+        acc = take_pair(acc, tf as f32 * factors[usize::from(norm)], norm);
         long += 1;
     }
     if long == c && c > 0 && c <= MAX_IMPACTS {
@@ -913,12 +927,11 @@ fn best_of_long_impacts(
         && let Some((k, least)) =
             kernels::best_impact(pairs.try_into().expect("16 bytes"), c - long, factors)
     {
-        return Ok((if k > acc.0 { k } else { acc.0 }, acc.1.min(least)));
+        return Ok(take_pair(acc, k, least));
     }
     acc = (f32::NEG_INFINITY, u8::MAX);
     visit_impacts(bytes, off, count, |i| {
-        let k = i.tf as f32 * factors[usize::from(i.norm)];
-        acc = (if k > acc.0 { k } else { acc.0 }, acc.1.min(i.norm));
+        acc = take_pair(acc, i.tf as f32 * factors[usize::from(i.norm)], i.norm);
     })?;
     Ok(acc)
 }

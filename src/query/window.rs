@@ -68,7 +68,7 @@
 //! deleted documents are removed before anything is offered. Only flat
 //! shapes run here; anything else runs document-at-a-time.
 
-use crate::collect::{AnyOrder, Sink, Window, key_score, score_key};
+use crate::collect::{AnyOrder, Sink, Window};
 use crate::error::Result;
 use crate::format::postings::L2_BLOCKS;
 use crate::kernels;
@@ -810,7 +810,7 @@ impl Exec<'_, '_> {
             // A whole second-level run by its summary, then blocks one by
             // one against the other clauses' list bounds (one key compare
             // each), then the next block against their bounds over it.
-            let (coarse, coarse_key) = self.coarse_limits(lead, floor);
+            let (coarse, coarse_key) = self.coarse_limits(lead, floor, true);
             if let Some(end) = run_end
                 && let (lo, Some(hi)) = range(self, end)
                 && (self.cursors[lead].bound_until(lo, hi) <= coarse
@@ -848,15 +848,20 @@ impl Exec<'_, '_> {
     /// block whose best key is at most the second) being passed without
     /// the other clauses' bounds over it. Computed once per clause and
     /// floor (list bounds only fall, to 0 when a list ends, and limits
-    /// computed with larger ones pass less).
-    fn coarse_limits(&mut self, lead: usize, floor: f32) -> (f32, f32) {
+    /// computed with larger ones pass less). With `reread`, the list
+    /// bounds are read anew first (document order); without, they are
+    /// those [`Self::list_bounds`] last read (bound order, whose cursors
+    /// may be exhausted and then move back).
+    fn coarse_limits(&mut self, lead: usize, floor: f32, reread: bool) -> (f32, f32) {
         if let Some((of, bits, limits)) = self.coarse
             && of == lead
             && bits == floor.to_bits()
         {
             return limits;
         }
-        self.list_bounds(lead);
+        if reread {
+            self.list_bounds(lead);
+        }
         let bounds = &self.b.list_bounds;
         let limit = prune::exclusive_limit(floor, |x| prune::sum_with(bounds, lead, x));
         let limits = (limit, prune::key_limit(limit, self.cursors[lead].weight()));
@@ -1017,9 +1022,10 @@ impl Exec<'_, '_> {
 
     /// A conjunction of two clauses whose total may be a lower bound, led
     /// block by block in the order of its lead's block bounds, best
-    /// first, rather than in document order: the floor rises on the best blocks first, and
-    /// the loop stops at the first block whose bound plus the other
-    /// clauses' list bounds cannot beat it, dropping every block left.
+    /// first, rather than in document order: the floor rises on the best
+    /// blocks first, and the loop stops at the first block whose bound
+    /// plus the other clauses' list bounds cannot beat it (the coarse
+    /// limit, [`Self::coarse_limits`]), dropping every block left.
     /// In document order the floor rose as blocks came, and half the
     /// blocks a conjunction of two common terms decoded were decoded
     /// only because it had not risen yet.
@@ -1029,35 +1035,24 @@ impl Exec<'_, '_> {
     /// as those of its blocks that may still beat the floor. A block that
     /// comes out is bounded over its range with every clause (the others
     /// moved back or forth to it, [`TermScorer::rewind_to`]) and, when
-    /// that may beat the floor, is one window ([`Self::lead_window`]). The sink sees its documents
-    /// out of order, so its floor is taken one float lower
-    /// ([`AnyOrder`]): a document tying the k-th score may still enter by
-    /// a lower number.
+    /// that may beat the floor, is one window ([`Self::lead_window`]).
+    /// The sink sees its documents out of order, so its floor is taken
+    /// one float lower ([`AnyOrder`]): a document tying the k-th score
+    /// may still enter by a lower number.
     #[inline(never)]
     fn lead_by_bound<S: Sink>(&mut self, lead: usize, others: &[usize], sink: &mut S) {
         let mut sink = AnyOrder(sink);
         let sink = &mut sink;
         // The other clauses' list bounds, read before any of them moves
         // (a list bound is 0 once its cursor is exhausted, and here a
-        // cursor may be exhausted and then move back).
+        // cursor may be exhausted and then move back): the coarse limits
+        // are computed over these.
         self.list_bounds(lead);
-        let rest = std::mem::take(&mut self.b.list_bounds);
-        // The largest lead key that cannot beat the floor, per floor
-        // (NEG_INFINITY without one).
-        let w = self.cursors[lead].weight();
-        let mut stop: Option<(u32, f32)> = None;
-        let mut stop_at = |floor: Option<f32>| match (floor, stop) {
-            (None, _) => f32::NEG_INFINITY,
-            (Some(f), Some((bits, key))) if bits == f.to_bits() => key,
-            (Some(f), _) => {
-                let limit = prune::exclusive_limit(f, |x| prune::sum_with(&rest, lead, x));
-                let key = prune::key_limit(limit, w);
-                stop = Some((f.to_bits(), key));
-                key
-            }
-        };
+        self.coarse = None;
+        // Keys are positive (or infinite for damaged impacts), so their
+        // bits order them.
         let entry = |key: f32, run: bool, i: usize| {
-            (u64::from(score_key(key)) << 32) | (u64::from(run) << 31) | i as u64
+            (u64::from(key.to_bits()) << 32) | (u64::from(run) << 31) | i as u64
         };
         let mut heap = std::mem::take(&mut self.b.by_bound);
         heap.clear();
@@ -1070,8 +1065,10 @@ impl Exec<'_, '_> {
         let mut left = nblocks;
         while let Some(top) = heap.pop() {
             let (i, run) = ((top & 0x7fff_ffff) as usize, top & (1 << 31) != 0);
-            let stop_key = stop_at(sink.floor());
-            if key_score((top >> 32) as u32) <= stop_key {
+            let stop_key = sink
+                .floor()
+                .map_or(f32::NEG_INFINITY, |f| self.coarse_limits(lead, f, false).1);
+            if f32::from_bits((top >> 32) as u32) <= stop_key {
                 break;
             }
             if run {
@@ -1112,7 +1109,6 @@ impl Exec<'_, '_> {
         // Blocks never taken out of the heap were not looked at.
         sink.dropped(left);
         self.b.by_bound = heap;
-        self.b.list_bounds = rest;
     }
 
     /// Offers (with `offer`; else only counts) the `matches` that every
