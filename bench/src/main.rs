@@ -292,6 +292,53 @@ fn child(raw: &[String]) -> ExitCode {
     ) as u8)
 }
 
+/// The texts of class `class`'s queries in the `queries.tsv` at `tsv`.
+fn class_queries(tsv: &str, class: &str) -> Result<Vec<String>, String> {
+    let s = std::fs::read_to_string(tsv).map_err(|e| format!("{tsv}: {e}"))?;
+    Ok(s.lines()
+        .filter_map(|l| l.split_once('\t'))
+        .filter(|(c, _)| *c == class)
+        .map(|(_, q)| q.to_owned())
+        .collect())
+}
+
+/// The hidden subcommand `__each QUARRY_DIR TANTIVY_DIR QUERIES CLASS OP
+/// REGIME`: per query of the class, the fastest of 10 runs on each engine
+/// (see [`run::each_batch`]), one line each: nanoseconds quarry, tantivy,
+/// their ratio and the query, to find the queries a class's mean rests on.
+fn each(raw: &[String]) -> ExitCode {
+    let usage = "usage: quarry-bench __each QUARRY_DIR TANTIVY_DIR QUERIES.tsv CLASS and|or|phrase lower-bound|exact";
+    let [qdir, tdir, tsv, class, op, regime] = raw else {
+        eprintln!("{usage}");
+        return ExitCode::from(1);
+    };
+    let (Some(op), Some(regime)) = (run::Op::from_name(op), run::Regime::from_name(regime)) else {
+        eprintln!("{usage}");
+        return ExitCode::from(1);
+    };
+    let texts = match class_queries(tsv, class) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(1);
+        }
+    };
+    let result = run::Engines::open(Path::new(qdir), Path::new(tdir))
+        .and_then(|e| run::each_batch(&e, &texts, op, regime, 10));
+    match result {
+        Ok(times) => {
+            for ((q, t), text) in times.iter().zip(&texts) {
+                println!("{q}\t{t}\t{:.3}\t{text}", *q as f64 / (*t).max(1) as f64);
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("{e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
 /// The hidden subcommand `__count ENGINE QUARRY_DIR TANTIVY_DIR QUERIES CLASS
 /// OP REGIME`: runs the class's queries of a `queries.tsv` once on one
 /// engine (see [`run::count_batch`], the function to count instructions
@@ -314,15 +361,10 @@ fn count(raw: &[String]) -> ExitCode {
         eprintln!("{usage}");
         return ExitCode::from(1);
     };
-    let texts: Vec<String> = match std::fs::read_to_string(tsv) {
-        Ok(s) => s
-            .lines()
-            .filter_map(|l| l.split_once('\t'))
-            .filter(|(c, _)| c == class)
-            .map(|(_, q)| q.to_owned())
-            .collect(),
+    let texts = match class_queries(tsv, class) {
+        Ok(t) => t,
         Err(e) => {
-            eprintln!("{tsv}: {e}");
+            eprintln!("{e}");
             return ExitCode::from(1);
         }
     };
@@ -417,6 +459,9 @@ fn main() -> ExitCode {
     }
     if raw.first().map(String::as_str) == Some("__count") {
         return count(&raw[1..]);
+    }
+    if raw.first().map(String::as_str) == Some("__each") {
+        return each(&raw[1..]);
     }
     if raw.first().map(String::as_str) == Some("__bytes") {
         // `__bytes ENGINE DIR`: the live and total bytes of an index.
