@@ -287,11 +287,12 @@ pub(super) unsafe fn best_impact(
 
 /// AVX2 selection of documents by score key (contract of
 /// [`super::keys_above`]): per 8 documents, their norm bytes gathered
-/// (4 bytes at each, the low one kept), their factors gathered by norm,
-/// the frequencies converted exactly as `u32 as f32` does, one multiply,
-/// one compare, and a compressed store of the documents kept. Groups with
-/// a document within 4 bytes of the end of `norms` (or past it) go to the
-/// scalar loop, which checks each.
+/// (4 bytes at each, the low one kept) for the lanes whose frequency is
+/// at least `min_tf` (a masked gather: the others read nothing), their
+/// factors gathered by norm, the frequencies converted exactly as `u32 as
+/// f32` does, one multiply, one compare, and a compressed store of the
+/// documents kept. Groups with a document within 4 bytes of the end of
+/// `norms` (or past it) go to the scalar loop, which checks each.
 ///
 /// # Safety
 ///
@@ -302,12 +303,13 @@ pub(super) unsafe fn keys_above(
     tfs: &[u32],
     norms: &[u8],
     factors: &[f32; 256],
-    limit: f32,
+    (limit, min_tf): (f32, u32),
     out: &mut Vec<u32>,
 ) {
     use std::arch::x86_64::{
-        _CMP_GT_OQ, _mm256_add_ps, _mm256_cmp_ps, _mm256_cvtepi32_ps, _mm256_i32gather_epi32,
-        _mm256_i32gather_ps, _mm256_max_epu32, _mm256_mul_ps, _mm256_set1_ps, _mm256_srli_epi32,
+        _CMP_GT_OQ, _mm256_add_ps, _mm256_cmp_ps, _mm256_cvtepi32_ps, _mm256_i32gather_ps,
+        _mm256_mask_i32gather_epi32, _mm256_max_epu32, _mm256_mul_ps, _mm256_set1_ps,
+        _mm256_setzero_si256, _mm256_srli_epi32,
     };
     let n = docs.len().min(tfs.len());
     out.reserve(n + 8);
@@ -326,7 +328,8 @@ pub(super) unsafe fn keys_above(
         // `norms + d` only for groups whose every `d <= last` (checked
         // just before, unsigned), so within `norms`; its scale of 1 takes
         // `d` as a signed offset, and `d <= last < isize::MAX` here since
-        // `norms.len()` is. Factor indices are a byte (0..=255), in
+        // `norms.len()` is (lanes masked out read nothing, and get norm
+        // 0). Factor indices are a byte (0..=255), in
         // bounds of the 256. At most `i` documents were written before a
         // store at `len`, so it ends by `start + i + 8 <= start + n + 8`,
         // within the capacity reserved; `store_compressed` gets a mask
@@ -335,6 +338,7 @@ pub(super) unsafe fn keys_above(
             let (bound, lim) = (_mm256_set1_epi32(last as i32), _mm256_set1_ps(limit));
             let (low, byte) = (_mm256_set1_epi32(0xffff), _mm256_set1_epi32(0xff));
             let two16 = _mm256_set1_ps(65536.0);
+            let least = _mm256_set1_epi32(min_tf as i32);
             while i + 8 <= n {
                 let d = _mm256_loadu_si256(dp.add(i).cast::<__m256i>());
                 if _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(
@@ -344,24 +348,40 @@ pub(super) unsafe fn keys_above(
                 {
                     break;
                 }
+                let t = _mm256_loadu_si256(tp.add(i).cast::<__m256i>());
+                // Lanes with `tf >= min_tf` (unsigned): all ones.
+                let counted = _mm256_cmpeq_epi32(_mm256_max_epu32(t, least), t);
                 let norm = _mm256_and_si256(
-                    _mm256_i32gather_epi32::<1>(norms.as_ptr().cast::<i32>(), d),
+                    _mm256_mask_i32gather_epi32::<1>(
+                        _mm256_setzero_si256(),
+                        norms.as_ptr().cast::<i32>(),
+                        d,
+                        counted,
+                    ),
                     byte,
                 );
                 let factor = _mm256_i32gather_ps::<4>(factors.as_ptr(), norm);
                 // u32 to f32 rounded once: the high and low halves convert
                 // exactly, and their sum rounds as the whole would.
-                let t = _mm256_loadu_si256(tp.add(i).cast::<__m256i>());
                 let hi = _mm256_cvtepi32_ps(_mm256_srli_epi32::<16>(t));
                 let lo = _mm256_cvtepi32_ps(_mm256_and_si256(t, low));
                 let tf = _mm256_add_ps(_mm256_mul_ps(hi, two16), lo);
                 let keep = _mm256_cmp_ps::<_CMP_GT_OQ>(_mm256_mul_ps(tf, factor), lim);
-                let mask = _mm256_movemask_ps(keep) as u32;
+                let mask = (_mm256_movemask_ps(keep)
+                    & _mm256_movemask_ps(_mm256_castsi256_ps(counted)))
+                    as u32;
                 len += d.store_compressed(mask, dst.add(len));
                 i += 8;
             }
             out.set_len(len);
         }
     }
-    super::scalar::keys_above(&docs[i..n], &tfs[i..n], norms, factors, limit, out);
+    super::scalar::keys_above(
+        &docs[i..n],
+        &tfs[i..n],
+        norms,
+        factors,
+        (limit, min_tf),
+        out,
+    );
 }

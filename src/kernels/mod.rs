@@ -88,7 +88,7 @@ type PrefixSumFn = unsafe fn(&mut [u32], u32);
 /// Signature of an impact kernel (see [`best_impact`]).
 type BestImpactFn = unsafe fn(&[u8; 16], usize, &[f32; 256]) -> Option<(f32, u8)>;
 /// Signature of a key-selection kernel (see [`keys_above`]).
-type KeysAboveFn = unsafe fn(&[u32], &[u32], &[u8], &[f32; 256], f32, &mut Vec<u32>);
+type KeysAboveFn = unsafe fn(&[u32], &[u32], &[u8], &[f32; 256], (f32, u32), &mut Vec<u32>);
 
 /// Name of the environment variable read by [`Kernels::detect`].
 pub const SIMD_ENV_VAR: &str = "QUARRY_SIMD";
@@ -256,11 +256,11 @@ impl Kernels {
         &self,
         (docs, tfs): (&[u32], &[u32]),
         (norms, factors): (&[u8], &[f32; 256]),
-        limit: f32,
+        limits: (f32, u32),
         out: &mut Vec<u32>,
     ) {
         // SAFETY: by the struct invariant the pointer is callable on this CPU.
-        unsafe { (self.keys_above)(docs, tfs, norms, factors, limit, out) }
+        unsafe { (self.keys_above)(docs, tfs, norms, factors, limits, out) }
     }
 }
 
@@ -466,21 +466,26 @@ pub fn best_impact(pairs: &[u8; 16], count: usize, factors: &[f32; 256]) -> Opti
     active().best_impact(pairs, count, factors)
 }
 
-/// Appends to `out`, in order, each `docs[i]` whose key `tfs[i] as f32 *
+/// Appends to `out`, in order, each `docs[i]` whose frequency `tfs[i]` is
+/// at least `min_tf` and whose key `tfs[i] as f32 *
 /// factors[norms[docs[i]]]` (in f32, as
 /// [`TermWeight::key`](crate::query::bm25::TermWeight::key) computes it)
 /// is above `limit`, over the first `min(docs.len(), tfs.len())` pairs.
-/// `out` is not cleared first. A document outside `norms` panics. Thins a
-/// decoded block to the documents whose score can still compete: two
-/// gathers, a multiply and a compare per 8 documents, whatever is kept.
+/// `out` is not cleared first. A document outside `norms` panics unless
+/// its frequency is under `min_tf`. Thins a decoded block to the
+/// documents whose score can still compete: two gathers, a multiply and
+/// a compare per 8 documents, whatever is kept. The norm of a document
+/// whose frequency is under `min_tf` is not read
+/// (a caller's threshold at a block's least norm, under which no key can
+/// be above `limit`, spares the reads that miss the cache).
 ///
 /// Uses the process-wide [`active`] kernels.
 #[inline]
 pub fn keys_above(
     (docs, tfs): (&[u32], &[u32]),
     (norms, factors): (&[u8], &[f32; 256]),
-    limit: f32,
+    (limit, min_tf): (f32, u32),
     out: &mut Vec<u32>,
 ) {
-    active().keys_above((docs, tfs), (norms, factors), limit, out)
+    active().keys_above((docs, tfs), (norms, factors), (limit, min_tf), out)
 }

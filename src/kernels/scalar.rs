@@ -140,11 +140,11 @@ pub(super) fn keys_above(
     tfs: &[u32],
     norms: &[u8],
     factors: &[f32; 256],
-    limit: f32,
+    (limit, min_tf): (f32, u32),
     out: &mut Vec<u32>,
 ) {
     for (&d, &tf) in docs.iter().zip(tfs) {
-        if tf as f32 * factors[usize::from(norms[d as usize])] > limit {
+        if tf >= min_tf && tf as f32 * factors[usize::from(norms[d as usize])] > limit {
             out.push(d);
         }
     }

@@ -572,6 +572,10 @@ proptest! {
     }
 }
 
+/// Checks every implementation against the definition, with no
+/// frequency threshold and with a few, one of them the least frequency
+/// whose key at the least factor in use is above the limit (under which
+/// the answer must be the same as with none).
 fn check_keys_above(
     impls: &[Kernels],
     (docs, tfs): (&[u32], &[u32]),
@@ -580,17 +584,37 @@ fn check_keys_above(
     limit: f32,
 ) {
     let n = docs.len().min(tfs.len());
-    let want: Vec<u32> = [5u32, 1]
-        .into_iter()
-        .chain((0..n).filter_map(|i| {
-            let key = tfs[i] as f32 * factors[usize::from(norms[docs[i] as usize])];
-            (key > limit).then_some(docs[i])
-        }))
-        .collect();
-    for k in impls {
-        let mut got = vec![5u32, 1];
-        k.keys_above((docs, tfs), (norms, factors), limit, &mut got);
-        assert_eq!(got, want, "{}: keys_above(n={n}, limit={limit})", k.name());
+    let factor = |i: usize| factors[usize::from(norms[docs[i] as usize])];
+    let best = (0..n).map(factor).fold(f32::NEG_INFINITY, f32::max);
+    let implied = (0..=64u32)
+        .find(|&tf| tf as f32 * best > limit)
+        .unwrap_or(0);
+    for min_tf in [0, 1, 2, 5, implied] {
+        let want: Vec<u32> = [5u32, 1]
+            .into_iter()
+            .chain((0..n).filter_map(|i| {
+                let key = tfs[i] as f32 * factor(i);
+                (tfs[i] >= min_tf && key > limit).then_some(docs[i])
+            }))
+            .collect();
+        for k in impls {
+            let mut got = vec![5u32, 1];
+            k.keys_above((docs, tfs), (norms, factors), (limit, min_tf), &mut got);
+            assert_eq!(
+                got,
+                want,
+                "{}: keys_above(n={n}, limit={limit}, min_tf={min_tf})",
+                k.name()
+            );
+        }
+        if min_tf == implied && implied > 0 {
+            let mut none = vec![5u32, 1];
+            impls[0].keys_above((docs, tfs), (norms, factors), (limit, 0), &mut none);
+            assert_eq!(
+                none, want,
+                "a threshold implied by the limit changes nothing"
+            );
+        }
     }
 }
 

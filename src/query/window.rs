@@ -617,7 +617,7 @@ impl Exec<'_, '_> {
     /// may beat `floor` by their lead score ([`Self::competes`], in bulk,
     /// before any other clause sees them). Returns how many it dropped.
     fn prefilter_lead(&mut self, lead: usize, n: usize, floor: f32) -> usize {
-        let limit = self.lead_key_limit(lead, floor);
+        let (limit, min_tf) = self.lead_limits(lead, floor);
         let c = &mut self.cursors[lead];
         let w = c.weight();
         self.b.matches.clear();
@@ -631,7 +631,8 @@ impl Exec<'_, '_> {
             // Every document's key in bulk, 8 at a time.
             Some(norms) => {
                 let (docs, tfs) = (&docs[..n], &tfs[..n]);
-                kernels::keys_above((docs, tfs), (norms, &w.inv), limit, &mut self.b.matches);
+                let limits = (limit, min_tf);
+                kernels::keys_above((docs, tfs), (norms, &w.inv), limits, &mut self.b.matches);
             }
             // A field without norms: every document's factor is norm 0's.
             None => {
