@@ -558,14 +558,24 @@ impl<'a> TermScorer<'a> {
     /// do, without a division each); infinite when the impacts are
     /// damaged, the error kept for the end of the search. Lists with skip
     /// data only.
-    pub fn best_key(&mut self, b: usize, run: bool) -> f32 {
+    pub fn best_key(&mut self, b: usize, run: bool) -> (f32, u8) {
         let (p, inv) = (self.postings, &self.weight.inv);
-        let key = if run {
-            p.l2_best(b, inv)
+        let best = if run {
+            p.l2_best(b, inv).map(|key| (key, 0))
         } else {
-            p.block_best(b, inv).map(|(key, _)| key)
+            p.block_best(b, inv)
         };
-        key.unwrap_or_else(|e| self.fail(e))
+        best.unwrap_or_else(|e| (self.fail(e), 0))
+    }
+
+    /// Keeps block `b`'s bound from its best key and least norm, as
+    /// [`Self::best_key`] read them (a loop that took them before
+    /// deciding to bound the block saves reading its impacts again).
+    pub fn keep_block_key(&mut self, b: usize, key: f32, least: u8) {
+        self.bound_cache();
+        if self.bounds[b].is_nan() {
+            self.keep_block_bound(b, key, least);
+        }
     }
 
     /// Allocates the bound cache on first use.

@@ -949,6 +949,7 @@ impl Exec<'_, '_> {
             && sink.prefilter()
             && p.has_skip_data()
             && p.num_blocks() >= BY_BOUND_BLOCKS
+            && p.num_blocks() < 1 << 24
             && density >= BY_BOUND_DENSITY
     }
 
@@ -1051,9 +1052,14 @@ impl Exec<'_, '_> {
         self.list_bounds(lead);
         self.coarse = None;
         // Keys are positive (or infinite for damaged impacts), so their
-        // bits order them.
-        let entry = |key: f32, run: bool, i: usize| {
-            (u64::from(key.to_bits()) << 32) | (u64::from(run) << 31) | i as u64
+        // 31 bits order them; a block's least norm rides along, so that
+        // its bound is kept without reading its impacts again.
+        let entry = |(key, least): (f32, u8), run: bool, i: usize| {
+            debug_assert!(i < 1 << 24 && key.to_bits() >> 31 == 0);
+            (u64::from(key.to_bits()) << 33)
+                | (u64::from(least) << 25)
+                | (u64::from(run) << 24)
+                | i as u64
         };
         let mut heap = std::mem::take(&mut self.b.by_bound);
         heap.clear();
@@ -1065,24 +1071,26 @@ impl Exec<'_, '_> {
         let nblocks = self.cursors[lead].postings().num_blocks();
         let mut left = nblocks;
         while let Some(top) = heap.pop() {
-            let (i, run) = ((top & 0x7fff_ffff) as usize, top & (1 << 31) != 0);
+            let (i, run) = ((top & 0xff_ffff) as usize, top & (1 << 24) != 0);
+            let key = f32::from_bits((top >> 33) as u32);
             let stop_key = sink
                 .floor()
                 .map_or(f32::NEG_INFINITY, |f| self.coarse_limits(lead, f, false).1);
-            if f32::from_bits((top >> 32) as u32) <= stop_key {
+            if key <= stop_key {
                 break;
             }
             if run {
                 // Blocks that cannot beat the floor now never will.
                 for b in i * L2_BLOCKS..((i + 1) * L2_BLOCKS).min(nblocks) {
-                    let key = self.cursors[lead].best_key(b, false);
-                    if key > stop_key {
-                        heap.push(entry(key, false, b));
+                    let best = self.cursors[lead].best_key(b, false);
+                    if best.0 > stop_key {
+                        heap.push(entry(best, false, b));
                     }
                 }
                 continue;
             }
             left -= 1;
+            self.cursors[lead].keep_block_key(i, key, (top >> 25) as u8);
             let c = &mut self.cursors[lead];
             c.goto_block(i);
             let (lo, Some(hi)) = (c.block_start(i), c.postings().last_doc(i)) else {
