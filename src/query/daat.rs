@@ -552,12 +552,13 @@ impl<'a> TermScorer<'a> {
         }
     }
 
-    /// The best key ([`TermWeight::key`]) of block `b`'s impacts, or with
-    /// `run`, of second-level run `b`'s, read in place and not kept (the
-    /// score is monotone in the key, so keys order blocks as their bounds
-    /// do, without a division each); infinite when the impacts are
-    /// damaged, the error kept for the end of the search. Lists with skip
-    /// data only.
+    /// The best key ([`TermWeight::key`]) of block `b`'s impacts, with
+    /// their least norm byte, or with `run`, of second-level run `b`'s
+    /// (norm 0), read in place and not kept (the score is monotone in the
+    /// key, so keys order blocks as their bounds do, without a division
+    /// each; [`Self::keep_block_key`] keeps a block's); infinite when the
+    /// impacts are damaged, the error kept for the end of the search.
+    /// Lists with skip data only.
     pub fn best_key(&mut self, b: usize, run: bool) -> (f32, u8) {
         let (p, inv) = (self.postings, &self.weight.inv);
         let best = if run {
