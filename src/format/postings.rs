@@ -728,6 +728,27 @@ impl<'a> Postings<'a> {
         Ok(pos)
     }
 
+    /// Asks the CPU to bring block `b`'s first bytes (three cache lines,
+    /// most of a packed block) into cache ahead of its decoding, for a
+    /// loop that knows which block it decodes next while it does other
+    /// work (skip data only; a hint, never a fault).
+    #[inline]
+    pub fn prefetch_block(&self, b: usize) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+            let start = self.block_off(b).min(self.blocks.len());
+            let bytes = &self.blocks[start..];
+            for line in (0..192).step_by(64).take_while(|&l| l < bytes.len()) {
+                // SAFETY: a prefetch reads nothing architecturally and
+                // never faults; the address is inside `self.blocks`.
+                unsafe { _mm_prefetch::<_MM_HINT_T0>(bytes[line..].as_ptr().cast()) };
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = b;
+    }
+
     /// Bytes of the blocks area (the whole region for a list without skip data).
     pub fn blocks_len(&self) -> usize {
         self.blocks.len()

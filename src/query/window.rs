@@ -1090,6 +1090,8 @@ impl Exec<'_, '_> {
                 continue;
             }
             left -= 1;
+            // Its bytes come while it is bounded.
+            self.cursors[lead].postings().prefetch_block(i);
             self.cursors[lead].keep_block_key(i, key, (top >> 25) as u8);
             let c = &mut self.cursors[lead];
             c.goto_block(i);
@@ -1097,7 +1099,11 @@ impl Exec<'_, '_> {
                 break;
             };
             for &o in others.iter().chain(&self.must_not) {
-                self.cursors[o].rewind_to(lo);
+                let c = &mut self.cursors[o];
+                c.rewind_to(lo);
+                if c.is_pending() {
+                    c.postings().prefetch_block(c.block());
+                }
             }
             // Bounded over the whole block once there is a floor; its
             // windows keep those bounds.
