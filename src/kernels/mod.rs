@@ -321,7 +321,69 @@ pub fn union_sum_into(
     out.resize(at + cap, 0);
     out_sums.resize(at + cap, 0.0);
     let (docs, sums) = (&mut out[at..], &mut out_sums[at..]);
-    let (mut i, mut j, mut k) = merge_sums((a, a_sums), (b, b_scores), absent, (docs, sums));
+    let k = if cap < SPLIT_MERGE {
+        union_part((a, a_sums), (b, b_scores), absent, (docs, sums), (0, 0, 0))
+    } else {
+        // Split at the middle document of the longer list: the documents
+        // below it and those from it on are two unions, written apart
+        // (the first half's room is what it can hold at most) and merged
+        // in one loop, then closed up.
+        let longer = if a.len() >= b.len() { a } else { b };
+        let pivot = longer[longer.len() / 2];
+        let (ia, jb) = (
+            a.partition_point(|&d| d < pivot),
+            b.partition_point(|&d| d < pivot),
+        );
+        let room = ia + jb;
+        let (first, second) = (
+            ((&a[..ia], &a_sums[..ia]), (&b[..jb], &b_scores[..jb])),
+            ((&a[ia..], &a_sums[ia..]), (&b[jb..], &b_scores[jb..])),
+        );
+        let (d1, d2) = docs.split_at_mut(room);
+        let (s1, s2) = sums.split_at_mut(room);
+        let (p1, p2) = merge_sums2(
+            (first, (&mut *d1, &mut *s1)),
+            (second, (&mut *d2, &mut *s2)),
+            absent,
+        );
+        let (k1, k2) = (
+            union_part(first.0, first.1, absent, (d1, s1), p1),
+            union_part(second.0, second.1, absent, (d2, s2), p2),
+        );
+        docs.copy_within(room..room + k2, k1);
+        sums.copy_within(room..room + k2, k1);
+        k1 + k2
+    };
+    out.truncate(at + k);
+    out_sums.truncate(at + k);
+}
+
+/// The fewest documents in two lists for [`union_sum_into`] to merge them
+/// as two halves in one loop ([`merge_sums2`]): a merge's steps depend on
+/// each other (a load, a compare, the next index), so one merge takes a
+/// load's latency a document, and two independent ones in the same loop
+/// overlap. Below this, the split's searches and the copy that closes the
+/// halves up cost more than they save.
+const SPLIT_MERGE: usize = 64;
+
+/// The rest of one union after `(i, j, k)` (how far a merge got in `a`,
+/// in `b` and in the output): the merge carried on, then the list left
+/// over copied (`b`'s documents summed onto `absent`). Returns how many
+/// documents the union has.
+fn union_part(
+    (a, a_sums): (&[u32], &[f32]),
+    (b, b_scores): (&[u32], &[f32]),
+    absent: f32,
+    (docs, sums): (&mut [u32], &mut [f32]),
+    (i, j, k): (usize, usize, usize),
+) -> usize {
+    let (di, dj, dk) = merge_sums(
+        (&a[i..], &a_sums[i..]),
+        (&b[j..], &b_scores[j..]),
+        absent,
+        (&mut docs[k..], &mut sums[k..]),
+    );
+    let (mut i, mut j, mut k) = (i + di, j + dj, k + dk);
     for (&d, &s) in a[i..].iter().zip(&a_sums[i..]) {
         (docs[k], sums[k]) = (d, s);
         (i, k) = (i + 1, k + 1);
@@ -331,8 +393,53 @@ pub fn union_sum_into(
         (j, k) = (j + 1, k + 1);
     }
     debug_assert!(i == a.len() && j == b.len());
-    out.truncate(at + k);
-    out_sums.truncate(at + k);
+    k
+}
+
+/// One input list and its sums or scores.
+type Scored<'a> = (&'a [u32], &'a [f32]);
+/// One union's two inputs and its output.
+type UnionPart<'a, 'b> = ((Scored<'a>, Scored<'a>), (&'b mut [u32], &'b mut [f32]));
+
+/// [`merge_sums`] of two independent unions at once, a step of each per
+/// iteration, until either has a list ended: returns how far each got
+/// (in its `a`, its `b` and its output). The two chains of dependent
+/// steps overlap, so a document costs about half a load's latency.
+#[inline(never)]
+fn merge_sums2(
+    (((a1, s1), (b1, t1)), (d1, o1)): UnionPart<'_, '_>,
+    (((a2, s2), (b2, t2)), (d2, o2)): UnionPart<'_, '_>,
+    absent: f32,
+) -> ((usize, usize, usize), (usize, usize, usize)) {
+    let ((mut i1, mut j1, mut k1), (mut i2, mut j2, mut k2)) = ((0, 0, 0), (0, 0, 0));
+    // Equal lengths, said so that the loop's reads need no checks.
+    let (s1, t1, s2, t2) = (
+        &s1[..a1.len()],
+        &t1[..b1.len()],
+        &s2[..a2.len()],
+        &t2[..b2.len()],
+    );
+    assert!(d1.len() >= a1.len() + b1.len() && o1.len() >= a1.len() + b1.len());
+    assert!(d2.len() >= a2.len() + b2.len() && o2.len() >= a2.len() + b2.len());
+    while i1 < a1.len() && j1 < b1.len() && i2 < a2.len() && j2 < b2.len() {
+        let (x1, y1, x2, y2) = (a1[i1], b1[j1], a2[i2], b2[j2]);
+        let (in_a1, in_b1, in_a2, in_b2) = (x1 <= y1, y1 <= x1, x2 <= y2, y2 <= x2);
+        let sum1 = select(in_a1, s1[i1], absent) + select(in_b1, t1[j1], 0.0);
+        let sum2 = select(in_a2, s2[i2], absent) + select(in_b2, t2[j2], 0.0);
+        // SAFETY: as in `merge_sums`, each union's step writes its slot
+        // `k` and moves its `i` or `j` on, so `k <= i + j` stays under the
+        // sum of its lists' lengths, at most its outputs' (asserted).
+        unsafe {
+            *d1.get_unchecked_mut(k1) = x1.min(y1);
+            *o1.get_unchecked_mut(k1) = sum1;
+            *d2.get_unchecked_mut(k2) = x2.min(y2);
+            *o2.get_unchecked_mut(k2) = sum2;
+        }
+        (k1, k2) = (k1 + 1, k2 + 1);
+        (i1, j1) = (i1 + usize::from(in_a1), j1 + usize::from(in_b1));
+        (i2, j2) = (i2 + usize::from(in_a2), j2 + usize::from(in_b2));
+    }
+    ((i1, j1, k1), (i2, j2, k2))
 }
 
 /// [`union_sum_into`]'s merge, until one list ends: returns how far it
@@ -374,12 +481,14 @@ fn merge_sums(
     (i, j, k)
 }
 
-/// `if c { x } else { y }` on the bits, so that it compiles to a
-/// conditional move.
+/// `if c { x } else { y }` on the bits, told to the compiler as
+/// unpredictable so that it compiles to a conditional move: a select of
+/// floats becomes a branch on x86 (which has no conditional move for
+/// them), and masking the bits by hand was recognised as one, either
+/// way a branch mispredicted about as often as a merge switches lists.
 #[inline(always)]
 fn select(c: bool, x: f32, y: f32) -> f32 {
-    let m = u32::from(c).wrapping_neg();
-    f32::from_bits((x.to_bits() & m) | (y.to_bits() & !m))
+    f32::from_bits(std::hint::select_unpredictable(c, x.to_bits(), y.to_bits()))
 }
 
 /// Appends the intersection of two strictly ascending lists to `out`, in
