@@ -652,6 +652,19 @@ impl<'a> Postings<'a> {
         }
     }
 
+    /// The first block of `blocks` whose last doc id is at least `target`
+    /// (`blocks.end` when none is), by a binary search over the skip data
+    /// whose steps are conditional moves (`partition_point`'s: a branch
+    /// per step, which is what a compare-and-select in a loop compiled to,
+    /// is mispredicted half the time when targets come in no order).
+    /// `blocks` must be within `0..num_blocks()`; skip data only.
+    #[inline]
+    pub fn first_block_to(&self, blocks: std::ops::Range<usize>, target: u32) -> usize {
+        let entries = &self.skip.as_chunks::<SKIP_ENTRY>().0[blocks.clone()];
+        blocks.start
+            + entries.partition_point(|e| u32::from_le_bytes([e[0], e[1], e[2], e[3]]) < target)
+    }
+
     /// Number of second-level entries.
     pub fn num_l2(&self) -> usize {
         self.l2.len() / L2_ENTRY

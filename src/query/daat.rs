@@ -185,22 +185,15 @@ impl<'a> TermScorer<'a> {
     /// [`Self::goto_block`] to the first block that may hold `target` (the
     /// first whose last document is at least `target`), found by a binary
     /// search over the skip data from the list's start whose steps are
-    /// conditional moves (its targets come in no order, so a branch per
-    /// step would be mispredicted half the time).
+    /// conditional moves ([`Postings::first_block_to`]: its targets come
+    /// in no order, so a branch per step would be mispredicted half the
+    /// time).
     pub fn rewind_to(&mut self, target: u32) {
         let p = &self.postings;
-        let before = |b: usize| p.last_doc(b).is_some_and(|l| l < target);
-        let (mut base, mut size) = (0, self.nblocks);
-        if size == 0 {
+        if !p.has_skip_data() {
             return self.goto_block(0);
         }
-        while size > 1 {
-            let half = size / 2;
-            let mid = base + half;
-            base = if before(mid) { mid } else { base };
-            size -= half;
-        }
-        self.goto_block(base + usize::from(before(base)));
+        self.goto_block(p.first_block_to(0..self.nblocks, target));
     }
 
     /// Passes the pending block and the `n - 1` after it without decoding
