@@ -401,9 +401,10 @@ impl<'a> PforRun<'a> {
     }
 
     /// The exceptions as (index, high bits), checked: indexes ascend and
-    /// stay in the block, high bits fit in u32 above `bits`.
+    /// stay in the block, high bits fit in u32 above `bits`. Returns the
+    /// exception list's length in bytes (its count byte included).
     #[inline]
-    fn for_each_exception(&self, mut f: impl FnMut(usize, u32)) -> Result<(), BadPostings> {
+    fn for_each_exception(&self, mut f: impl FnMut(usize, u32)) -> Result<usize, BadPostings> {
         let mut pos = 1;
         let mut next_min = 0usize;
         for _ in 0..self.tail[0] {
@@ -422,7 +423,15 @@ impl<'a> PforRun<'a> {
             next_min = i + 1;
             f(i, high as u32);
         }
-        Ok(())
+        Ok(pos)
+    }
+
+    /// Where the bytes after the run start: past the packed values and
+    /// `exceptions` bytes of exception list.
+    fn end(&self, exceptions: usize) -> usize {
+        // `tail` starts right after `packed`, which starts one byte (the
+        // width) into the run.
+        1 + self.packed.len() + exceptions
     }
 
     /// Unpacks frequencies stored minus one (exceptions patched in). A run
@@ -436,7 +445,9 @@ impl<'a> PforRun<'a> {
     ) -> Result<(), BadPostings> {
         if self.bits == 0 {
             out.fill(1);
-            return self.for_each_exception(|i, high| out[i] = high.wrapping_add(1));
+            return self
+                .for_each_exception(|i, high| out[i] = high.wrapping_add(1))
+                .map(|_| ());
         }
         packer.decompress(self.packed, out, self.bits);
         let bits = self.bits;
@@ -457,24 +468,26 @@ impl<'a> PforRun<'a> {
     /// doc after each exception (rare-common-2 AND, exact: 388k
     /// instructions a query before, 347k after; a block without
     /// exceptions costs about the same either way, 457 against 443).
-    /// Errors when the ids would not fit in u32.
+    /// Errors when the ids would not fit in u32. Returns the run's length
+    /// in bytes (where the frequencies' run starts).
     #[inline]
     fn doc_ids(
         &self,
         packer: &BitPacker4x,
         prev: Option<u32>,
         out: &mut [u32; BLOCK_LEN],
-    ) -> Result<(), BadPostings> {
+    ) -> Result<usize, BadPostings> {
         let start = prev.map_or(0, |p| u64::from(p) + 1);
         // Above the last id: every gap is under `1 << bits` plus its
         // exception's shift.
         let mut bound = start + ((BLOCK_LEN as u64) << self.bits);
+        let mut exceptions = 1;
         if self.tail[0] == 0 {
             packer.decompress_strictly_sorted(prev, self.packed, out, self.bits);
         } else {
             packer.decompress(self.packed, out, self.bits);
             let bits = self.bits;
-            self.for_each_exception(|i, h| {
+            exceptions = self.for_each_exception(|i, h| {
                 // `h` fits in the bits above `bits` (checked; none when
                 // `bits` is 32), so this is exact.
                 let shift = u64::from(h) << bits;
@@ -489,7 +502,7 @@ impl<'a> PforRun<'a> {
         if bound > u64::from(u32::MAX) {
             return Err(BadPostings("doc ids overflow"));
         }
-        Ok(())
+        Ok(self.end(exceptions))
     }
 }
 
@@ -799,6 +812,20 @@ impl<'a> Postings<'a> {
         docs: &mut [u32; BLOCK_LEN],
         tfs: &mut [u32; BLOCK_LEN],
     ) -> Result<usize, BadPostings> {
+        self.decode_docs_at(b, docs, tfs).map(|(n, _)| n)
+    }
+
+    /// [`Self::decode_docs`], also returning where a packed block's
+    /// frequencies start, for [`Self::decode_tfs_at`] (which then need not
+    /// walk the documents' exceptions again: a loop whose length changes
+    /// from block to block, its exit mispredicted each time); 0 for a
+    /// tail, whose frequencies are decoded with its documents.
+    pub fn decode_docs_at(
+        &self,
+        b: usize,
+        docs: &mut [u32; BLOCK_LEN],
+        tfs: &mut [u32; BLOCK_LEN],
+    ) -> Result<(usize, usize), BadPostings> {
         let len = self.block_len(b);
         let prev = if b == 0 {
             None
@@ -811,18 +838,19 @@ impl<'a> Postings<'a> {
             } else {
                 self.block_off(b)
             };
-            return self.decode_tail(start, prev, len, docs, tfs);
+            return Ok((self.decode_tail(start, prev, len, docs, tfs)?, 0));
         }
-        let run = PforRun::parse(self.blocks, self.block_off(b))?;
+        let at = self.block_off(b);
+        let run = PforRun::parse(self.blocks, at)?;
         let last = le32(self.skip, b * SKIP_ENTRY);
         // With no u32 overflow possible, every gap adds at least one, so the
         // ids ascend strictly; the recorded last doc then bounds them all,
         // and `last < max_doc` bounds it.
-        run.doc_ids(&self.packer, prev, docs)?;
+        let run_len = run.doc_ids(&self.packer, prev, docs)?;
         if docs[BLOCK_LEN - 1] != last || last >= self.max_doc {
             return Err(BadPostings("block's doc ids disagree with skip data"));
         }
-        Ok(BLOCK_LEN)
+        Ok((BLOCK_LEN, at + run_len))
     }
 
     /// Decodes the whole list, appending to `docs` and `tfs`.
@@ -844,7 +872,13 @@ impl<'a> Postings<'a> {
     pub fn decode_tfs(&self, b: usize, tfs: &mut [u32; BLOCK_LEN]) -> Result<(), BadPostings> {
         let mut pos = self.block_off(b);
         skip_pfor(self.blocks, &mut pos)?;
-        PforRun::parse(self.blocks, pos)?.frequencies(&self.packer, tfs)
+        self.decode_tfs_at(pos, tfs)
+    }
+
+    /// Decodes the term frequencies whose run starts at `at` (as
+    /// [`Self::decode_docs_at`] returned it) into `tfs`.
+    pub fn decode_tfs_at(&self, at: usize, tfs: &mut [u32; BLOCK_LEN]) -> Result<(), BadPostings> {
+        PforRun::parse(self.blocks, at)?.frequencies(&self.packer, tfs)
     }
 
     fn decode_tail(
@@ -1036,9 +1070,16 @@ mod tests {
         let mut impacts = Vec::new();
         for b in 0..p.num_blocks() {
             let n = p.decode_docs(b, &mut d, &mut t).unwrap();
+            // The frequencies found where decoding the documents ended are
+            // those found by walking the documents' run again.
+            let (mut d2, mut t2) = ([0u32; BLOCK_LEN], [0u32; BLOCK_LEN]);
+            let (n2, at) = p.decode_docs_at(b, &mut d2, &mut t2).unwrap();
+            assert_eq!((n2, &d2[..n2]), (n, &d[..n]));
             if p.is_packed(b) {
                 p.decode_tfs(b, &mut t).unwrap();
+                p.decode_tfs_at(at, &mut t2).unwrap();
             }
+            assert_eq!(&t2[..n], &t[..n]);
             got_docs.extend_from_slice(&d[..n]);
             got_tfs.extend_from_slice(&t[..n]);
             if p.has_skip_data() {

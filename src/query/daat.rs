@@ -53,6 +53,8 @@ pub struct TermScorer<'a> {
     len: usize,
     pos: usize,
     tfs_ready: bool,
+    /// Where the decoded block's frequencies start, when packed.
+    tfs_at: usize,
     /// Whether `block` is chosen but not decoded yet ([`Self::move_to`]
     /// past a block's end): `docs`, `len` and `doc` are stale until
     /// [`Self::ensure`] or [`Scorer::seek`] decodes it, so a loop that
@@ -89,6 +91,7 @@ impl<'a> TermScorer<'a> {
             len: 0,
             pos: 0,
             tfs_ready: false,
+            tfs_at: 0,
             pending: false,
             doc: NO_MORE,
             err: None,
@@ -338,7 +341,7 @@ impl<'a> TermScorer<'a> {
     pub fn tf(&mut self) -> u32 {
         debug_assert!(!self.pending && self.doc != NO_MORE);
         if !self.tfs_ready {
-            if let Err(e) = self.postings.decode_tfs(self.block, &mut self.tfs) {
+            if let Err(e) = self.postings.decode_tfs_at(self.tfs_at, &mut self.tfs) {
                 self.err = Some(e);
             }
             self.tfs_ready = true;
@@ -649,9 +652,13 @@ impl<'a> TermScorer<'a> {
             self.doc = NO_MORE;
             return;
         }
-        match self.postings.decode_docs(b, &mut self.docs, &mut self.tfs) {
-            Ok(n) => {
+        match self
+            .postings
+            .decode_docs_at(b, &mut self.docs, &mut self.tfs)
+        {
+            Ok((n, tfs_at)) => {
                 self.len = n;
+                self.tfs_at = tfs_at;
                 self.tfs_ready = !self.postings.is_packed(b);
                 self.doc = self.docs[0];
             }
