@@ -922,6 +922,7 @@ fn score_order_skips_blocks_and_returns_the_same_bits() {
             ),
             (Query::matching(body, "t u", Operator::And), false),
             (Query::matching(body, "u t other", Operator::And), false),
+            (Query::matching(body, "u t other c z", Operator::And), false),
             (
                 Query::boolean()
                     .add(Occur::Must, Query::term(body, "t"))
