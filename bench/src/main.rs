@@ -292,14 +292,42 @@ fn child(raw: &[String]) -> ExitCode {
     ) as u8)
 }
 
-/// The texts of class `class`'s queries in the `queries.tsv` at `tsv`.
-fn class_queries(tsv: &str, class: &str) -> Result<Vec<String>, String> {
-    let s = std::fs::read_to_string(tsv).map_err(|e| format!("{tsv}: {e}"))?;
-    Ok(s.lines()
-        .filter_map(|l| l.split_once('\t'))
-        .filter(|(c, _)| *c == class)
-        .map(|(_, q)| q.to_owned())
-        .collect())
+/// A class's queries as the hidden subcommands run them: the two indexes
+/// opened, the texts of the class's queries in a `queries.tsv`, and the
+/// op and regime named.
+struct ClassRun {
+    engines: run::Engines,
+    texts: Vec<String>,
+    op: run::Op,
+    regime: run::Regime,
+}
+
+impl ClassRun {
+    /// From the arguments `QUARRY_DIR TANTIVY_DIR QUERIES CLASS OP
+    /// REGIME`; errors say what failed (`usage` for a bad op or regime).
+    fn open(args: &[String], usage: &str) -> Result<ClassRun, String> {
+        let [qdir, tdir, tsv, class, op, regime] = args else {
+            return Err(usage.to_owned());
+        };
+        let (Some(op), Some(regime)) = (run::Op::from_name(op), run::Regime::from_name(regime))
+        else {
+            return Err(usage.to_owned());
+        };
+        let s = std::fs::read_to_string(tsv).map_err(|e| format!("{tsv}: {e}"))?;
+        let texts = s
+            .lines()
+            .filter_map(|l| l.split_once('\t'))
+            .filter(|(c, _)| c == class)
+            .map(|(_, q)| q.to_owned())
+            .collect();
+        let engines = run::Engines::open(Path::new(qdir), Path::new(tdir))?;
+        Ok(ClassRun {
+            engines,
+            texts,
+            op,
+            regime,
+        })
+    }
 }
 
 /// The hidden subcommand `__each QUARRY_DIR TANTIVY_DIR QUERIES CLASS OP
@@ -308,25 +336,12 @@ fn class_queries(tsv: &str, class: &str) -> Result<Vec<String>, String> {
 /// their ratio and the query, to find the queries a class's mean rests on.
 fn each(raw: &[String]) -> ExitCode {
     let usage = "usage: quarry-bench __each QUARRY_DIR TANTIVY_DIR QUERIES.tsv CLASS and|or|phrase lower-bound|exact";
-    let [qdir, tdir, tsv, class, op, regime] = raw else {
-        eprintln!("{usage}");
-        return ExitCode::from(1);
-    };
-    let (Some(op), Some(regime)) = (run::Op::from_name(op), run::Regime::from_name(regime)) else {
-        eprintln!("{usage}");
-        return ExitCode::from(1);
-    };
-    let texts = match class_queries(tsv, class) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("{e}");
-            return ExitCode::from(1);
-        }
-    };
-    let result = run::Engines::open(Path::new(qdir), Path::new(tdir))
-        .and_then(|e| run::each_batch(&e, &texts, op, regime, 10));
+    let result = ClassRun::open(raw, usage).and_then(|r| {
+        let times = run::each_batch(&r.engines, &r.texts, r.op, r.regime, 10)?;
+        Ok((times, r.texts))
+    });
     match result {
-        Ok(times) => {
+        Ok((times, texts)) => {
             for ((q, t), text) in times.iter().zip(&texts) {
                 println!("{q}\t{t}\t{:.3}\t{text}", *q as f64 / (*t).max(1) as f64);
             }
@@ -345,34 +360,17 @@ fn each(raw: &[String]) -> ExitCode {
 /// in), and prints how many queries ran.
 fn count(raw: &[String]) -> ExitCode {
     let usage = "usage: quarry-bench __count quarry|tantivy QUARRY_DIR TANTIVY_DIR QUERIES.tsv CLASS and|or|phrase lower-bound|exact";
-    let [engine, qdir, tdir, tsv, class, op, regime] = raw else {
+    let Some(engine) = raw.first().and_then(|e| Engine::from_name(e)) else {
         eprintln!("{usage}");
         return ExitCode::from(1);
     };
-    let Some(engine) = Engine::from_name(engine) else {
-        eprintln!("{usage}");
-        return ExitCode::from(1);
-    };
-    let Some(op) = run::Op::from_name(op) else {
-        eprintln!("{usage}");
-        return ExitCode::from(1);
-    };
-    let Some(regime) = run::Regime::from_name(regime) else {
-        eprintln!("{usage}");
-        return ExitCode::from(1);
-    };
-    let texts = match class_queries(tsv, class) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("{e}");
-            return ExitCode::from(1);
-        }
-    };
-    let result = run::Engines::open(Path::new(qdir), Path::new(tdir))
-        .and_then(|e| run::count_batch(&e, engine, &texts, op, regime));
+    let result = ClassRun::open(&raw[1..], usage).and_then(|r| {
+        run::count_batch(&r.engines, engine, &r.texts, r.op, r.regime)?;
+        Ok(r.texts.len())
+    });
     match result {
-        Ok(_) => {
-            println!("{} queries", texts.len());
+        Ok(n) => {
+            println!("{n} queries");
             ExitCode::SUCCESS
         }
         Err(e) => {
