@@ -118,10 +118,9 @@ const BY_BOUND_OTHERS: usize = 4;
 
 /// The most bytes of postings the other clauses of a conjunction led in
 /// the order of its block bounds may hold together when there are two
-/// or more ([`BY_BOUND_OTHERS`]):
-/// about what a core's cache keeps of them while their blocks are met
-/// out of order (two common terms hold about 200 KiB at 200,000
-/// synthetic documents, 1 MiB at 1M, 10 MiB at 10M).
+/// or more ([`BY_BOUND_OTHERS`]): about what a core's cache keeps of them
+/// while their blocks are met out of order (two common terms hold about
+/// 200 KiB at 200,000 synthetic documents, 1 MiB at 1M, 10 MiB at 10M).
 const BY_BOUND_SPREAD: usize = 1 << 20;
 
 /// The least share of the lead's documents the other clause is expected
