@@ -901,6 +901,8 @@ fn score_order_skips_blocks_and_returns_the_same_bits() {
         w.commit().unwrap();
         let queries = [
             (Query::term(body, "t"), true),
+            // A lone term of enough blocks to be led best bound first.
+            (Query::term(body, "c"), false),
             (Query::matching(body, "z t", Operator::And), true),
             (Query::matching(body, "z t", Operator::Or), true),
             (Query::matching(body, "t u w", Operator::Or), false),
