@@ -117,16 +117,14 @@ const BY_BOUND_BLOCKS: usize = 8;
 const BY_BOUND_OTHERS: usize = 4;
 
 /// The fewest blocks a lone term (no other clause) has for it to be led
-/// in the order of its block bounds: four second-level runs. With fewer,
-/// document order reads few block bounds before the floor its impacts
-/// give (`Sink::known_scores`) passes the rest, and bound order's heap
-/// costs more than it saves (mid-df-1 lower-bound at 200,000 synthetic
-/// documents, 16 to 94 blocks a term: 0.89 to 0.93 s over 150,000
-/// queries); with more, document order reads every block bound of each
-/// run the floor cannot pass whole, bound order only the best runs'
-/// (1M: 104.6k to 78.7k instructions a query, 0.36 to 0.33 s over
-/// 30,000 queries; 10M: 372.7k to 129.8k, 0.26 to 0.22 s over 1,800;
-/// tantivy 466k there).
+/// in the order of its block bounds: four second-level runs. Document
+/// order reads every block bound of each run the floor cannot pass
+/// whole, bound order only the best runs': with many runs that pays
+/// (mid-df-1 lower-bound, 1M documents: 104.6k to 78.7k instructions a
+/// query, 0.36 to 0.32 s over 30,000 queries; 10M: 372.7k to 129.8k,
+/// tantivy 466k, 0.25 to 0.23 s over 1,800), with few there is little to
+/// pass and the heap costs more than it saves (200,000 documents, 16 to
+/// 94 blocks a term: 0.89 to 0.93 s over 150,000 queries, led so).
 const BY_BOUND_LONE_BLOCKS: usize = 4 * L2_BLOCKS;
 
 /// The most bytes of postings the other clauses of a conjunction led in
