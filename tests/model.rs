@@ -1078,3 +1078,48 @@ fn a_union_of_more_clauses_than_a_bitmask_holds_returns_the_same_bits() {
         }
     }
 }
+
+/// A lone common term led best bound first with a short must-not clause
+/// (no skip data) that runs out on the first block taken and is moved
+/// back for the next: same hits as the exhaustive path (prefetching the
+/// short list's block once indexed skip data it does not have).
+#[test]
+fn bound_order_moves_a_short_excluded_list_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut w, id, body) = common::id_body_writer(dir.path(), None);
+    for i in 0..20_000u32 {
+        let mut d = Document::new();
+        d.add_i64(id, i64::from(i));
+        let mut text = vec!["t"; 1 + (i % 7 == 0) as usize + (i % 1999 == 0) as usize * 4];
+        if i < 100 && i % 20 == 1 {
+            text.push("rare");
+        }
+        text.extend(std::iter::repeat_n("filler", (i % 30) as usize));
+        d.add_str(body, &text.join(" "));
+        w.add_document(&d).unwrap();
+    }
+    w.commit().unwrap();
+    let s = Searcher::open(dir.path()).unwrap();
+    let q = Query::boolean()
+        .add(Occur::Must, Query::term(body, "t"))
+        .add(Occur::MustNot, Query::term(body, "rare"));
+    let req = SearchRequest {
+        offset: 0,
+        limit: 10,
+        sort: None,
+        total: TotalMode::LowerBound,
+    };
+    let run = |exec| {
+        s.clone()
+            .with_options(SearchOptions {
+                exec,
+                ..SearchOptions::default()
+            })
+            .search(&q, &req)
+            .unwrap()
+    };
+    let bits = |h: &Hits| -> Vec<(u64, u32)> {
+        h.hits.iter().map(|h| (h.doc, h.score.to_bits())).collect()
+    };
+    assert_eq!(bits(&run(ExecMode::Auto)), bits(&run(ExecMode::Exhaustive)));
+}

@@ -757,9 +757,14 @@ impl<'a> Postings<'a> {
     /// Asks the CPU to bring block `b`'s first bytes (three cache lines,
     /// most of a packed block) into cache ahead of its decoding, for a
     /// loop that knows which block it decodes next while it does other
-    /// work (skip data only; a hint, never a fault).
+    /// work: a hint, never a fault. Nothing for a list without skip data
+    /// (one short block, whose place the skip data would give) or a block
+    /// past the last.
     #[inline]
     pub fn prefetch_block(&self, b: usize) {
+        if b >= self.num_blocks() || !self.has_skip_data() {
+            return;
+        }
         #[cfg(target_arch = "x86_64")]
         {
             use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
