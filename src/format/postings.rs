@@ -863,9 +863,9 @@ impl<'a> Postings<'a> {
         let mut d = [0u32; BLOCK_LEN];
         let mut t = [0u32; BLOCK_LEN];
         for b in 0..self.num_blocks() {
-            let n = self.decode_docs(b, &mut d, &mut t)?;
+            let (n, tfs_at) = self.decode_docs_at(b, &mut d, &mut t)?;
             if self.is_packed(b) {
-                self.decode_tfs(b, &mut t)?;
+                self.decode_tfs_at(tfs_at, &mut t)?;
             }
             docs.extend_from_slice(&d[..n]);
             tfs.extend_from_slice(&t[..n]);
@@ -938,12 +938,23 @@ fn best_of_impacts(
     // one-byte varint and the norm: read (up to 8 of) them as such in
     // one kernel call; any other frontier is read out of line.
     let (at, c) = impacts_at(bytes, off, count);
-    if let Some(pairs) = bytes.get(at..at + 16)
-        && let Some(best) = kernels::best_impact(pairs.try_into().expect("16 bytes"), c, factors)
-    {
-        return Ok(best);
+    match best_of_short_pairs(bytes, at, c, factors) {
+        Some(best) => Ok(best),
+        None => best_of_long_impacts(bytes, off, count, factors),
     }
-    best_of_long_impacts(bytes, off, count, factors)
+}
+
+/// [`kernels::best_impact`] of the `count` two-byte pairs at `at`: `None`
+/// when they are not all such pairs, or fewer than 16 bytes are left.
+#[inline]
+fn best_of_short_pairs(
+    bytes: &[u8],
+    at: usize,
+    count: usize,
+    factors: &[f32; 256],
+) -> Option<(f32, u8)> {
+    let pairs = bytes.get(at..at + 16)?;
+    kernels::best_impact(pairs.try_into().expect("16 bytes"), count, factors)
 }
 
 /// Where the pairs of the impacts at `off` start, and how many the
@@ -995,11 +1006,7 @@ fn best_of_long_impacts(
     if long == c && c > 0 && c <= MAX_IMPACTS {
         return Ok(acc);
     }
-    let at = at + 3 * long;
-    if let Some(pairs) = bytes.get(at..at + 16)
-        && let Some((k, least)) =
-            kernels::best_impact(pairs.try_into().expect("16 bytes"), c - long, factors)
-    {
+    if let Some((k, least)) = best_of_short_pairs(bytes, at + 3 * long, c - long, factors) {
         return Ok(take_pair(acc, k, least));
     }
     acc = (f32::NEG_INFINITY, u8::MAX);

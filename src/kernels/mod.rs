@@ -322,7 +322,12 @@ pub fn union_sum_into(
     out_sums.resize(at + cap, 0.0);
     let (docs, sums) = (&mut out[at..], &mut out_sums[at..]);
     let k = if cap < SPLIT_MERGE {
-        union_part((a, a_sums), (b, b_scores), absent, (docs, sums), (0, 0, 0))
+        union_part(
+            ((a, a_sums), (b, b_scores)),
+            absent,
+            (docs, sums),
+            (0, 0, 0),
+        )
     } else {
         // Split at the middle document of the longer list: the documents
         // below it and those from it on are two unions, written apart
@@ -347,8 +352,8 @@ pub fn union_sum_into(
             absent,
         );
         let (k1, k2) = (
-            union_part(first.0, first.1, absent, (d1, s1), p1),
-            union_part(second.0, second.1, absent, (d2, s2), p2),
+            union_part(first, absent, (d1, s1), p1),
+            union_part(second, absent, (d2, s2), p2),
         );
         docs.copy_within(room..room + k2, k1);
         sums.copy_within(room..room + k2, k1);
@@ -366,24 +371,25 @@ pub fn union_sum_into(
 /// halves up cost more than they save.
 const SPLIT_MERGE: usize = 64;
 
-/// The rest of one union after `(i, j, k)` (how far a merge got in `a`,
-/// in `b` and in the output): the merge carried on, then the list left
-/// over copied (`b`'s documents summed onto `absent`). Returns how many
+/// The rest of one union after `at` (how far a merge got in `a`, in `b`
+/// and in the output): the merge carried on, then the list left over
+/// copied (`b`'s documents summed onto `absent`). Returns how many
 /// documents the union has.
 fn union_part(
-    (a, a_sums): (&[u32], &[f32]),
-    (b, b_scores): (&[u32], &[f32]),
+    lists: (Scored<'_>, Scored<'_>),
     absent: f32,
-    (docs, sums): (&mut [u32], &mut [f32]),
-    (i, j, k): (usize, usize, usize),
+    out: (&mut [u32], &mut [f32]),
+    at: (usize, usize, usize),
 ) -> usize {
-    let (di, dj, dk) = merge_sums(
-        (&a[i..], &a_sums[i..]),
-        (&b[j..], &b_scores[j..]),
-        absent,
-        (&mut docs[k..], &mut sums[k..]),
-    );
-    let (mut i, mut j, mut k) = (i + di, j + dj, k + dk);
+    let mut m = Merge::new((lists, out), at);
+    m.run(absent);
+    let Merge {
+        a: (a, a_sums),
+        b: (b, b_scores),
+        docs,
+        sums,
+        i: (mut i, mut j, mut k),
+    } = m;
     for (&d, &s) in a[i..].iter().zip(&a_sums[i..]) {
         (docs[k], sums[k]) = (d, s);
         (i, k) = (i + 1, k + 1);
@@ -401,84 +407,94 @@ type Scored<'a> = (&'a [u32], &'a [f32]);
 /// One union's two inputs and its output.
 type UnionPart<'a, 'b> = ((Scored<'a>, Scored<'a>), (&'b mut [u32], &'b mut [f32]));
 
-/// [`merge_sums`] of two independent unions at once, a step of each per
-/// iteration, until either has a list ended: returns how far each got
-/// (in its `a`, its `b` and its output). The two chains of dependent
-/// steps overlap, so a document costs about half a load's latency.
-#[inline(never)]
-fn merge_sums2(
-    (((a1, s1), (b1, t1)), (d1, o1)): UnionPart<'_, '_>,
-    (((a2, s2), (b2, t2)), (d2, o2)): UnionPart<'_, '_>,
-    absent: f32,
-) -> ((usize, usize, usize), (usize, usize, usize)) {
-    let ((mut i1, mut j1, mut k1), (mut i2, mut j2, mut k2)) = ((0, 0, 0), (0, 0, 0));
-    // Equal lengths, said so that the loop's reads need no checks.
-    let (s1, t1, s2, t2) = (
-        &s1[..a1.len()],
-        &t1[..b1.len()],
-        &s2[..a2.len()],
-        &t2[..b2.len()],
-    );
-    assert!(d1.len() >= a1.len() + b1.len() && o1.len() >= a1.len() + b1.len());
-    assert!(d2.len() >= a2.len() + b2.len() && o2.len() >= a2.len() + b2.len());
-    while i1 < a1.len() && j1 < b1.len() && i2 < a2.len() && j2 < b2.len() {
-        let (x1, y1, x2, y2) = (a1[i1], b1[j1], a2[i2], b2[j2]);
-        let (in_a1, in_b1, in_a2, in_b2) = (x1 <= y1, y1 <= x1, x2 <= y2, y2 <= x2);
-        let sum1 = select(in_a1, s1[i1], absent) + select(in_b1, t1[j1], 0.0);
-        let sum2 = select(in_a2, s2[i2], absent) + select(in_b2, t2[j2], 0.0);
-        // SAFETY: as in `merge_sums`, each union's step writes its slot
-        // `k` and moves its `i` or `j` on, so `k <= i + j` stays under the
-        // sum of its lists' lengths, at most its outputs' (asserted).
-        unsafe {
-            *d1.get_unchecked_mut(k1) = x1.min(y1);
-            *o1.get_unchecked_mut(k1) = sum1;
-            *d2.get_unchecked_mut(k2) = x2.min(y2);
-            *o2.get_unchecked_mut(k2) = sum2;
-        }
-        (k1, k2) = (k1 + 1, k2 + 1);
-        (i1, j1) = (i1 + usize::from(in_a1), j1 + usize::from(in_b1));
-        (i2, j2) = (i2 + usize::from(in_a2), j2 + usize::from(in_b2));
-    }
-    ((i1, j1, k1), (i2, j2, k2))
+/// One union of [`union_sum_into`] being merged: its lists (`a` with
+/// sums, `b` with scores), its output, and how far it got in each.
+struct Merge<'a, 'b> {
+    a: Scored<'a>,
+    b: Scored<'a>,
+    docs: &'b mut [u32],
+    sums: &'b mut [f32],
+    /// Positions in `a`, in `b` and in the output.
+    i: (usize, usize, usize),
 }
 
-/// [`union_sum_into`]'s merge, until one list ends: returns how far it
-/// got in `a` and `b` and how many it wrote. Kept apart (and branch-free)
-/// so that its few variables stay in registers: inlined into the window
-/// loop it spilled them, about 36 instructions a document.
-#[inline(never)]
-fn merge_sums(
-    (a, a_sums): (&[u32], &[f32]),
-    (b, b_scores): (&[u32], &[f32]),
-    absent: f32,
-    (docs, sums): (&mut [u32], &mut [f32]),
-) -> (usize, usize, usize) {
-    let (mut i, mut j, mut k) = (0, 0, 0);
-    // Equal lengths, said so that the loop's reads need no checks.
-    let (a_sums, b_scores) = (&a_sums[..a.len()], &b_scores[..b.len()]);
-    let n = a.len() + b.len();
-    assert!(docs.len() >= n && sums.len() >= n);
-    while i < a.len() && j < b.len() {
-        let (x, y) = (a[i], b[j]);
-        let (in_a, in_b) = (x <= y, y <= x);
-        // What the document had (its sum in `a`, or `absent`) plus what
-        // `b` gives it (its score, or 0), selected without a branch.
-        // Adding +0.0 changes no sum: sums of non-negative scores and
-        // bounds are never -0.0.
-        let had = select(in_a, a_sums[i], absent);
-        let gets = select(in_b, b_scores[j], 0.0);
-        // SAFETY: each step writes slot `k` and moves `i` or `j` (or both)
-        // on, so `k <= i + j < a.len() + b.len()`, at most the slices'
-        // length (asserted above).
-        unsafe {
-            *docs.get_unchecked_mut(k) = x.min(y);
-            *sums.get_unchecked_mut(k) = had + gets;
+impl<'a, 'b> Merge<'a, 'b> {
+    /// A merge of `part` from `at`, which must be where an earlier merge
+    /// of the same lists stopped (or the start).
+    #[inline(always)]
+    fn new(
+        (((a, a_sums), (b, b_scores)), (docs, sums)): UnionPart<'a, 'b>,
+        at: (usize, usize, usize),
+    ) -> Self {
+        // Equal lengths, said so that the steps' reads need no checks.
+        let (a_sums, b_scores) = (&a_sums[..a.len()], &b_scores[..b.len()]);
+        let n = a.len() + b.len();
+        assert!(docs.len() >= n && sums.len() >= n);
+        debug_assert!(at.0 <= a.len() && at.1 <= b.len() && at.2 <= at.0 + at.1);
+        Merge {
+            a: (a, a_sums),
+            b: (b, b_scores),
+            docs,
+            sums,
+            i: at,
         }
-        k += 1;
-        i += usize::from(in_a);
-        j += usize::from(in_b);
     }
-    (i, j, k)
+
+    /// Whether neither list has ended.
+    #[inline(always)]
+    fn live(&self) -> bool {
+        self.i.0 < self.a.0.len() && self.i.1 < self.b.0.len()
+    }
+
+    /// One document of the union (the merge must be [`Self::live`]): the
+    /// lesser of the two lists' next ones, with what it had (its sum in
+    /// `a`, or `absent`) plus what `b` gives it (its score, or 0),
+    /// selected without a branch. Adding +0.0 changes no sum: sums of
+    /// non-negative scores and bounds are never -0.0.
+    #[inline(always)]
+    fn step(&mut self, absent: f32) {
+        let (i, j, k) = self.i;
+        let (x, y) = (self.a.0[i], self.b.0[j]);
+        let (in_a, in_b) = (x <= y, y <= x);
+        let sum = select(in_a, self.a.1[i], absent) + select(in_b, self.b.1[j], 0.0);
+        // SAFETY: each step writes slot `k` and moves `i` or `j` (or both)
+        // on, so `k <= i + j < a.len() + b.len()` (the merge is live, and
+        // started where an earlier one of the same lists stopped), at
+        // most the outputs' length (asserted in `new`).
+        unsafe {
+            *self.docs.get_unchecked_mut(k) = x.min(y);
+            *self.sums.get_unchecked_mut(k) = sum;
+        }
+        self.i = (i + usize::from(in_a), j + usize::from(in_b), k + 1);
+    }
+
+    /// Steps until one list ends. Kept apart (and branch-free) so that
+    /// its few variables stay in registers: inlined into the window loop
+    /// the merge spilled them, about 36 instructions a document.
+    #[inline(never)]
+    fn run(&mut self, absent: f32) {
+        while self.live() {
+            self.step(absent);
+        }
+    }
+}
+
+/// Two independent unions merged a step of each per iteration, until
+/// either has a list ended: returns how far each got (in its `a`, its
+/// `b` and its output). The two chains of dependent steps overlap, so a
+/// document costs about half a load's latency.
+#[inline(never)]
+fn merge_sums2(
+    first: UnionPart<'_, '_>,
+    second: UnionPart<'_, '_>,
+    absent: f32,
+) -> ((usize, usize, usize), (usize, usize, usize)) {
+    let (mut m1, mut m2) = (Merge::new(first, (0, 0, 0)), Merge::new(second, (0, 0, 0)));
+    while m1.live() && m2.live() {
+        m1.step(absent);
+        m2.step(absent);
+    }
+    (m1.i, m2.i)
 }
 
 /// `if c { x } else { y }` on the bits, told to the compiler as

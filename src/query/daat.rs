@@ -225,8 +225,7 @@ impl<'a> TermScorer<'a> {
                         if key > key_limit {
                             // Bounded next, whatever the limit: kept
                             // where its bound is looked up.
-                            self.bound_cache();
-                            self.keep_block_bound(b, key, least);
+                            self.keep_block_key(b, key, least);
                         }
                         key
                     }

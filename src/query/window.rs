@@ -41,8 +41,8 @@
 //!   is passed by its skip data alone, counted by its length when the lead
 //!   matches alone, dropped when the total may be a lower bound, and
 //!   decoded and intersected only when a conjunction's total must be
-//!   exact. A conjunction of two common terms whose total may be a lower
-//!   bound takes its lead's blocks best bound first
+//!   exact. A long lone term, or a conjunction of common terms, whose
+//!   total may be a lower bound takes its lead's blocks best bound first
 //!   ([`Exec::lead_by_bound`]), so that the floor rises before the
 //!   weaker blocks come, and stops at the first that cannot beat it.
 //! - **Candidates**: per window, the largest lead score that cannot
@@ -968,14 +968,16 @@ impl Exec<'_, '_> {
         let density = others
             .iter()
             .fold(1.0, |d, &o| d * self.cursors[o].cost() as f64 / docs);
-        let spread: usize = others
-            .iter()
-            .map(|&o| self.cursors[o].postings().region_len())
-            .sum();
+        let spread = || -> usize {
+            let bytes = others
+                .iter()
+                .map(|&o| self.cursors[o].postings().region_len());
+            bytes.sum()
+        };
         let others_fit = match others.len() {
             0 => p.num_blocks() >= BY_BOUND_LONE_BLOCKS,
             1 => true,
-            n => n <= BY_BOUND_OTHERS && spread <= BY_BOUND_SPREAD,
+            n => n <= BY_BOUND_OTHERS && spread() <= BY_BOUND_SPREAD,
         };
         others_fit
             && self.phrase.is_none()
@@ -1056,9 +1058,9 @@ impl Exec<'_, '_> {
         self.cursors[lead].move_to(next);
     }
 
-    /// A conjunction of two clauses whose total may be a lower bound, led
-    /// block by block in the order of its lead's block bounds, best
-    /// first, rather than in document order: the floor rises on the best
+    /// A lone term or a conjunction ([`Self::by_bound_pays`]) whose total
+    /// may be a lower bound, led block by block in the order of its lead's
+    /// block bounds, best first, rather than in document order: the floor rises on the best
     /// blocks first, and the loop stops at the first block whose bound
     /// plus the other clauses' list bounds cannot beat it (the coarse
     /// limit, [`Self::coarse_limits`]), dropping every block left.
@@ -1103,7 +1105,8 @@ impl Exec<'_, '_> {
             heap.push(entry(key, true, r));
         }
         let nblocks = self.cursors[lead].postings().num_blocks();
-        let mut left = nblocks;
+        // The lead's documents in blocks not taken out of the heap yet.
+        let mut left = self.cursors[lead].postings().df() as usize;
         while let Some(top) = heap.pop() {
             let (i, run) = ((top & 0xff_ffff) as usize, top & (1 << 24) != 0);
             let key = f32::from_bits((top >> 33) as u32);
@@ -1123,7 +1126,7 @@ impl Exec<'_, '_> {
                 }
                 continue;
             }
-            left -= 1;
+            left -= self.cursors[lead].postings().block_len(i);
             // Its bytes come while it is bounded.
             self.cursors[lead].postings().prefetch_block(i);
             self.cursors[lead].keep_block_key(i, key, (top >> 25) as u8);
@@ -1155,7 +1158,8 @@ impl Exec<'_, '_> {
                 self.lead_window(lead, others, false, n, sink);
             }
         }
-        // Blocks never taken out of the heap were not looked at.
+        // Blocks never taken out of the heap: their documents were not
+        // looked at.
         sink.dropped(left);
         self.b.by_bound = heap;
     }
