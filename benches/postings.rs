@@ -51,7 +51,15 @@ fn make(name: &'static str, mean_gap: u64, seed: u64) -> List {
     let mut region = Vec::new();
     let factors =
         quarry::query::bm25::length_factors(docs.len() as u64, 300 * docs.len() as u64, true);
-    encode(&docs, &tfs, |doc| (doc % 200) as u8, &factors, &mut region).expect("encode");
+    encode(
+        &docs,
+        &tfs,
+        max_doc,
+        |doc| (doc % 200) as u8,
+        &factors,
+        &mut region,
+    )
+    .expect("encode");
     List {
         name,
         docs,

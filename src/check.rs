@@ -115,6 +115,8 @@ pub struct Structures {
     pub l2_entries: u64,
     /// Posting lists with more than one second-level entry.
     pub multi_l2_lists: u64,
+    /// Posting lists with a presence bitmap (version 5 on).
+    pub presence_lists: u64,
     /// Block impact lists holding the full [`crate::format::postings::MAX_IMPACTS`] pairs.
     pub full_impact_lists: u64,
     /// Sort columns seen per ord width (1, 2, 4, 8, 16, 32 bits).
@@ -619,6 +621,13 @@ impl SegmentCheck<'_> {
                 Ok(end) => expected_start = end,
                 Err(e) => return self.p.push(format!("{at}: {}", e.0)),
             }
+            if let Some(bits) = list.presence()
+                && let Some(&d) = docs[..n].iter().find(|&&d| !bits.contains(d))
+            {
+                self.p.push(format!(
+                    "{at}: document {d} is missing from the presence bitmap"
+                ));
+            }
             for (&d, &tf) in docs[..n].iter().zip(&tfs[..n]) {
                 if last.is_some_and(|l| d <= l) {
                     self.p.push(format!(
@@ -676,6 +685,20 @@ impl SegmentCheck<'_> {
             if (b + 1) % L2_BLOCKS == 0 || b + 1 == nblocks {
                 self.level2(what, list, b / L2_BLOCKS, last, &group);
                 group.clear();
+            }
+        }
+        if let Some(bits) = list.presence() {
+            self.st.presence_lists += 1;
+            // Every document of the list is in it (above): equal counts
+            // leave no other bit set.
+            let set: u64 = (0..bits.words())
+                .map(|i| u64::from(bits.word(i).count_ones()))
+                .sum();
+            if set != u64::from(list.df()) {
+                self.p.push(format!(
+                    "{what}: the presence bitmap holds {set} documents, the list {}",
+                    list.df()
+                ));
             }
         }
         if expected_start != list.blocks_len() {

@@ -231,6 +231,7 @@ fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
         postings::encode(
             &docs,
             &tfs,
+            max_doc,
             |d| (d % 251) as u8,
             &quarry::query::bm25::length_factors(1000, 100_000, true),
             &mut bytes,

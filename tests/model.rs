@@ -382,6 +382,9 @@ struct Reached {
     packed_blocks: usize,
     /// Some posting list carries skip data and impacts.
     skip_data: bool,
+    /// Some posting list carries a presence bitmap (exact totals of
+    /// conjunctions and unions of dense terms are counted from them).
+    presence: bool,
     /// Ranked searches that left matching documents unscored (blocks passed
     /// by their impacts, candidates rejected by their bounds).
     pruned: usize,
@@ -530,6 +533,7 @@ fn check(
                 let packed = (0..p.num_blocks()).filter(|&b| p.is_packed(b)).count();
                 reached.packed_blocks = reached.packed_blocks.max(packed);
                 reached.skip_data |= p.has_skip_data();
+                reached.presence |= p.presence().is_some();
             }
         }
     }
@@ -702,7 +706,7 @@ fn large_layouts_reach_the_fast_paths_and_match_the_model() {
         source_file: Some(file!()),
         ..Config::default()
     });
-    let totals = std::cell::RefCell::new((0u32, 0u32, 0u32, Vec::new()));
+    let totals = std::cell::RefCell::new((0u32, 0u32, 0u32, 0u32, Vec::new()));
     let strategy = (
         proptest::collection::vec(large_op(), 500..2500),
         proptest::collection::vec((query(), 1usize..15, 0usize..4), 4..12),
@@ -716,16 +720,18 @@ fn large_layouts_reach_the_fast_paths_and_match_the_model() {
             t.0 += u32::from(r.packed_blocks >= 2 && r.skip_data);
             t.1 += u32::from(r.pruned > 0);
             t.2 += u32::from(r.pruned_a_block > 0);
-            t.3.push(r);
+            t.3 += u32::from(r.presence);
+            t.4.push(r);
             Ok(())
         })
         .unwrap();
-    let (packed, pruned, pruned_a_block, all) = totals.into_inner();
+    let (packed, pruned, pruned_a_block, presence, all) = totals.into_inner();
     let n = all.len() as u32;
     eprintln!(
         "{n} cases: {packed} with a term of ≥ 2 packed blocks and skip data, \
          {pruned} with a search that left matches unscored, \
-         {pruned_a_block} one that left ≥ {} unscored",
+         {pruned_a_block} one that left ≥ {} unscored, \
+         {presence} with a presence bitmap",
         postings::BLOCK_LEN
     );
     assert!(n >= cases, "{n} cases run");
@@ -734,6 +740,10 @@ fn large_layouts_reach_the_fast_paths_and_match_the_model() {
         "{packed} of {n} cases had ≥ 2 packed blocks: {all:?}"
     );
     assert!(pruned * 4 >= n * 3, "{pruned} of {n} cases pruned: {all:?}");
+    assert!(
+        presence * 4 >= n * 3,
+        "{presence} of {n} cases had a presence bitmap: {all:?}"
+    );
     assert!(
         pruned_a_block * 2 >= n,
         "{pruned_a_block} of {n} cases pruned a block's worth: {all:?}"

@@ -43,6 +43,12 @@ impl Tally {
         self.total >= self.threshold
     }
 
+    /// Whether every match is to be counted, however many there are.
+    #[inline]
+    pub fn counts_all(&self) -> bool {
+        self.threshold == u64::MAX
+    }
+
     /// `n` more matches.
     #[inline]
     pub fn count(&mut self, n: usize) {
@@ -94,6 +100,15 @@ pub trait Sink {
     /// to match or not yet counted (each rejection reported by
     /// [`Sink::dropped`]).
     fn prefilter(&self) -> bool;
+    /// Whether every match must be counted, however many (an exact
+    /// total): the window loop may then count them up front from
+    /// presence bitmaps ([`crate::query::totals`]) and run as though
+    /// the total were a lower bound ([`Counted`]). False when the total
+    /// may become a lower bound anyway (counting up to a threshold), or
+    /// for a sink that collects every match.
+    fn counts_all(&self) -> bool {
+        false
+    }
     /// Keeps those of the ascending `docs` that can still enter the
     /// results, judged by field values alone (all of them when that cannot
     /// decide).
@@ -126,6 +141,53 @@ pub trait Sink {
     }
 }
 
+/// A [`Sink`] whose live matches were all counted before the loop ran
+/// (the window loop's exact totals from presence bitmaps): the loop may
+/// then leave documents uncounted as though the total were a lower
+/// bound, and what it counts or drops is not passed on.
+pub struct Counted<'s, S>(pub &'s mut S);
+
+impl<S: Sink> Sink for Counted<'_, S> {
+    #[inline]
+    fn window(&mut self, start: u32) -> Window {
+        self.0.window(start)
+    }
+
+    #[inline]
+    fn prefilter(&self) -> bool {
+        true
+    }
+
+    #[inline]
+    fn filter(&self, docs: &mut Vec<u32>) {
+        self.0.filter(docs)
+    }
+
+    #[inline]
+    fn dropped(&mut self, _n: usize) {}
+
+    #[inline]
+    fn count(&mut self, _n: usize) {}
+
+    #[inline]
+    fn offer(&mut self, doc: u32, score: impl FnMut() -> f32) {
+        self.0.offer(doc, score)
+    }
+
+    #[inline]
+    fn floor(&self) -> Option<f32> {
+        self.0.floor()
+    }
+
+    fn known_scores(&mut self, scores: &mut [f32]) {
+        self.0.known_scores(scores)
+    }
+
+    fn ranks_by_score(&self) -> bool {
+        self.0.ranks_by_score()
+    }
+}
+
 /// A score-ranked [`Sink`] fed documents out of document order: its
 /// floor is the next float below the inner sink's, so that a document
 /// scoring exactly the k-th score is still offered (in document order it
@@ -144,6 +206,10 @@ impl<S: Sink> Sink for AnyOrder<'_, S> {
     #[inline]
     fn prefilter(&self) -> bool {
         self.0.prefilter()
+    }
+
+    fn counts_all(&self) -> bool {
+        self.0.counts_all()
     }
 
     #[inline]

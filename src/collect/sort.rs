@@ -672,6 +672,10 @@ impl Sink for SortCollector<'_> {
         self.tally.may_skip()
     }
 
+    fn counts_all(&self) -> bool {
+        self.tally.counts_all()
+    }
+
     fn filter(&self, docs: &mut Vec<u32>) {
         let action = if self.is_full() {
             self.actions.first()

@@ -134,6 +134,10 @@ impl Sink for TopDocsSink<'_> {
         self.tally.may_skip()
     }
 
+    fn counts_all(&self) -> bool {
+        self.tally.counts_all()
+    }
+
     fn filter(&self, _docs: &mut Vec<u32>) {}
 
     #[inline]

@@ -30,13 +30,14 @@ use std::path::Path;
 use crate::error::{Error, Result};
 
 /// The format version this build writes.
-pub const FORMAT_VERSION: u32 = 4;
+pub const FORMAT_VERSION: u32 = 5;
 
 /// The oldest format version this build reads: a file of any version in
 /// `MIN_READ_VERSION..=FORMAT_VERSION` opens (segments dispatch on it:
-/// versions 2 to 4 share the segment layout but for version 4's packed
-/// positions; manifests name analyzers from version 3; tombstones are the
-/// same in all).
+/// versions 2 to 5 share the segment layout but for version 4's packed
+/// positions and version 5's presence bitmaps of dense posting lists;
+/// manifests name analyzers from version 3; tombstones are the same in
+/// all).
 pub const MIN_READ_VERSION: u32 = 1;
 
 /// Bytes of the common header (magic + version).

@@ -228,6 +228,17 @@ pub(super) unsafe fn strict_prefix_sum(vals: &mut [u32], base: u32) {
     unsafe { generic::strict_prefix_sum::<__m256i>(vals, base) }
 }
 
+/// Bits set in `words` (contract of [`super::popcount`]): the scalar
+/// loop, compiled with `popcnt`.
+///
+/// # Safety
+///
+/// The CPU must support AVX2 and POPCNT (`is_x86_feature_detected!` for both).
+#[target_feature(enable = "avx2,popcnt")]
+pub(super) unsafe fn popcount(words: &[u64]) -> u64 {
+    super::scalar::popcount(words)
+}
+
 /// AVX2 best key of a block's impact pairs (contract of
 /// [`super::best_impact`]): the eight pairs' frequencies and norms split
 /// from one 16-byte load, the factors gathered by norm, one multiply, a

@@ -714,6 +714,7 @@ pub(super) mod portable {
             strict_prefix_sum: super::strict_prefix_sum::<[u32; LANES]>,
             best_impact: super::super::scalar::best_impact,
             keys_above: super::super::scalar::keys_above,
+            popcount: super::super::scalar::popcount,
         }
     }
 }

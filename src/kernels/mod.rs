@@ -1,7 +1,8 @@
 //! SIMD posting-list kernels: "find the next doc id >= target", sorted-list
 //! intersection (2-way, 3-way and n-way), positions of keys at or above a
 //! threshold, gap decoding by prefix sums, the best score key of a
-//! block's impacts, and the documents whose score key beats a limit.
+//! block's impacts, the documents whose score key beats a limit, and the
+//! population count of a bitset.
 //!
 //! The module is self-contained: plain slices in, results out, `std` only. It
 //! depends on nothing else in the crate.
@@ -31,7 +32,8 @@
 //!   algorithm to share: [`best_impact`] and [`keys_above`] are fixed
 //!   sequences over eight lanes (gathers by norm byte, a multiply, a
 //!   compare), written out in intrinsics there, their scalar forms in
-//!   `scalar`.
+//!   `scalar`. [`popcount`] is `scalar`'s loop compiled again with
+//!   `popcnt` enabled.
 //! * `tests` — one harness that runs every implementation available on the
 //!   current CPU (scalar always, a portable instantiation of the generic SIMD
 //!   algorithms always, AVX2 when detected — skipped, not failed, otherwise)
@@ -87,6 +89,8 @@ type PositionsFn = unsafe fn(&[u32], u32, &mut Vec<u32>);
 type PrefixSumFn = unsafe fn(&mut [u32], u32);
 /// Signature of an impact kernel (see [`best_impact`]).
 type BestImpactFn = unsafe fn(&[u8; 16], usize, &[f32; 256]) -> Option<(f32, u8)>;
+/// Signature of a population-count kernel (see [`popcount`]).
+type PopcountFn = unsafe fn(&[u64]) -> u64;
 /// Signature of a key-selection kernel (see [`keys_above`]).
 type KeysAboveFn = unsafe fn(&[u32], &[u32], &[u8], &[f32; 256], (f32, u32), &mut Vec<u32>);
 
@@ -126,6 +130,7 @@ pub struct Kernels {
     strict_prefix_sum: PrefixSumFn,
     best_impact: BestImpactFn,
     keys_above: KeysAboveFn,
+    popcount: PopcountFn,
 }
 
 impl fmt::Debug for Kernels {
@@ -147,6 +152,7 @@ impl Kernels {
             strict_prefix_sum: scalar::strict_prefix_sum,
             best_impact: scalar::best_impact,
             keys_above: scalar::keys_above,
+            popcount: scalar::popcount,
         }
     }
 
@@ -166,6 +172,7 @@ impl Kernels {
                     strict_prefix_sum: avx2::strict_prefix_sum,
                     best_impact: avx2::best_impact,
                     keys_above: avx2::keys_above,
+                    popcount: avx2::popcount,
                 });
             }
         }
@@ -261,6 +268,13 @@ impl Kernels {
     ) {
         // SAFETY: by the struct invariant the pointer is callable on this CPU.
         unsafe { (self.keys_above)(docs, tfs, norms, factors, limits, out) }
+    }
+
+    /// See the free function [`popcount`].
+    #[inline]
+    pub fn popcount(&self, words: &[u64]) -> u64 {
+        // SAFETY: by the struct invariant the pointer is callable on this CPU.
+        unsafe { (self.popcount)(words) }
     }
 }
 
@@ -613,4 +627,14 @@ pub fn keys_above(
     out: &mut Vec<u32>,
 ) {
     active().keys_above((docs, tfs), (norms, factors), (limit, min_tf), out)
+}
+
+/// The number of bits set in `words`: the documents of a bitset (presence
+/// bitmaps combined word by word). One `popcnt` a word where the CPU has
+/// it, a shift-and-add sequence of about a dozen instructions otherwise.
+///
+/// Uses the process-wide [`active`] kernels.
+#[inline]
+pub fn popcount(words: &[u64]) -> u64 {
+    active().popcount(words)
 }

@@ -113,6 +113,13 @@ pub(super) fn strict_prefix_sum(vals: &mut [u32], base: u32) {
     }
 }
 
+/// Bits set in `words` (contract of [`super::popcount`]); always inlined
+/// so that the AVX2 build compiles it with `popcnt`.
+#[inline(always)]
+pub(super) fn popcount(words: &[u64]) -> u64 {
+    words.iter().map(|w| u64::from(w.count_ones())).sum()
+}
+
 /// Scalar best key of a block's impact pairs (contract of
 /// [`super::best_impact`]).
 pub(super) fn best_impact(

@@ -690,3 +690,16 @@ proptest! {
         check_keys_above(&impls, (&docs, &tfs), &norms, &factors, limit);
     }
 }
+
+proptest! {
+    #[test]
+    fn prop_popcount(words in proptest::collection::vec(any::<u64>(), 0..300)) {
+        let want: u64 = words
+            .iter()
+            .map(|&w| (0..64).filter(|b| w >> b & 1 == 1).count() as u64)
+            .sum();
+        for k in implementations() {
+            prop_assert_eq!(k.popcount(&words), want, "{}", k.name());
+        }
+    }
+}

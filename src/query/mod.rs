@@ -50,6 +50,7 @@ pub mod phrase;
 pub mod plan;
 pub mod prune;
 pub mod stats;
+pub mod totals;
 pub mod window;
 
 pub use limits::MAX_DEPTH;

@@ -68,7 +68,7 @@
 //! deleted documents are removed before anything is offered. Only flat
 //! shapes run here; anything else runs document-at-a-time.
 
-use crate::collect::{AnyOrder, Sink, Window};
+use crate::collect::{AnyOrder, Counted, Sink, Window};
 use crate::error::Result;
 use crate::format::postings::L2_BLOCKS;
 use crate::kernels;
@@ -78,6 +78,7 @@ use crate::query::daat::{self, NO_MORE, Roles, Scorer, TermScorer};
 use crate::query::phrase::{self, PhrasePositions, PhraseTerms};
 use crate::query::plan::{Node, TermNode};
 use crate::query::prune::{self, LeadPrune};
+use crate::query::totals;
 use crate::read::LiveSegment;
 
 /// Words of a union window's bitsets (a bit per document from a
@@ -343,11 +344,27 @@ fn exec<'a, S: Sink>(
         coarse: None,
         thinned: None,
     };
-    ex.known_scores(&required, &should, sink);
-    match (required.split_first(), should.as_slice()) {
-        (Some((&lead, rest)), _) => ex.lead(lead, rest, sink),
-        (None, &[lead]) => ex.lead(lead, &[], sink),
-        (None, _) => ex.union(&should, sink),
+    // A total that must be exact, told by presence bitmaps up front: the
+    // loop then skips what cannot enter the results, counting nothing.
+    let counted = (sink.counts_all() && ex.phrase.is_none())
+        .then(|| {
+            let lists =
+                |of: &[usize]| -> Vec<_> { of.iter().map(|&i| ex.cursors[i].postings()).collect() };
+            let deletes = seg.deletes.as_deref().map(Vec::as_slice);
+            totals::live_matches(
+                &lists(&required),
+                &lists(&should),
+                &lists(&ex.must_not),
+                deletes,
+            )
+        })
+        .flatten();
+    match counted {
+        Some(total) => {
+            sink.count(usize::try_from(total).unwrap_or(usize::MAX));
+            ex.drive(&required, &should, &mut Counted(sink));
+        }
+        None => ex.drive(&required, &should, sink),
     }
     let error = ex.phrase.as_ref().and_then(|p| p.error());
     match error.or_else(|| ex.cursors.iter().find_map(|c| c.error())) {
@@ -394,6 +411,17 @@ struct Exec<'a, 'b> {
 }
 
 impl Exec<'_, '_> {
+    /// Feeds the clauses' matches to `sink`: a conjunction led by its
+    /// cheapest required clause, a lone optional clause, or a union.
+    fn drive<S: Sink>(&mut self, required: &[usize], should: &[usize], sink: &mut S) {
+        self.known_scores(required, should, sink);
+        match (required.split_first(), should) {
+            (Some((&lead, rest)), _) => self.lead(lead, rest, sink),
+            (None, &[lead]) => self.lead(lead, &[], sink),
+            (None, _) => self.union(should, sink),
+        }
+    }
+
     /// The score of `doc`, every clause positioned at or before it: the f32
     /// sum of the matching scoring clauses in clause order, as
     /// `BoolScorer::score` sums it (whose required clauses already sit on
@@ -971,7 +999,7 @@ impl Exec<'_, '_> {
         let spread = || -> usize {
             let bytes = others
                 .iter()
-                .map(|&o| self.cursors[o].postings().region_len());
+                .map(|&o| self.cursors[o].postings().encoded_len());
             bytes.sum()
         };
         let others_fit = match others.len() {

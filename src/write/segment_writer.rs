@@ -366,7 +366,7 @@ impl SegmentWriter {
                 norms.is_some(),
             ))
         });
-        postings::encode(docs, tfs, norm_of, factors, &mut self.scratch)
+        postings::encode(docs, tfs, doc_count, norm_of, factors, &mut self.scratch)
             .map_err(|_| Error::InvalidArgument("a term's posting list exceeds 4 GiB".into()))?;
         io.check_write(&self.path)?;
         self.file
