@@ -1205,6 +1205,14 @@ impl Exec<'_, '_> {
         let Some((&next, rest)) = others.split_first() else {
             return;
         };
+        // A candidate a dense clause does not hold is dropped by its
+        // presence bitmap, before any block of that clause is decoded
+        // for it.
+        for &o in others {
+            if let Some(bits) = self.cursors[o].postings().presence() {
+                self.b.matches.retain(|&d| bits.contains(d));
+            }
+        }
         // The candidates move to `all`; `matches` takes each stretch's.
         std::mem::swap(&mut self.b.all, &mut self.b.matches);
         let all = std::mem::take(&mut self.b.all);
