@@ -425,13 +425,19 @@ impl Exec<'_, '_> {
     /// The score of `doc`, every clause positioned at or before it: the f32
     /// sum of the matching scoring clauses in clause order, as
     /// `BoolScorer::score` sums it (whose required clauses already sit on
-    /// the document, so it seeks only the optional ones). Always inlined,
-    /// as [`Scorer::seek`] is.
+    /// the document, so it seeks only the optional ones; a dense optional
+    /// clause's bitmap says first whether a seek would find it). Always
+    /// inlined, as [`Scorer::seek`] is.
     #[inline(always)]
     fn score(cursors: &mut [TermScorer], occurs: &[Occur], doc: u32) -> f32 {
         let mut score = 0.0f32;
         for (c, o) in cursors.iter_mut().zip(occurs) {
-            if matches!(o, Occur::Must | Occur::Should) && c.seek(doc) == doc {
+            let scores = match o {
+                Occur::Must => true,
+                Occur::Should => c.postings().presence().is_none_or(|p| p.contains(doc)),
+                Occur::Filter | Occur::MustNot => false,
+            };
+            if scores && c.seek(doc) == doc {
                 score += c.score();
             }
         }
@@ -829,7 +835,14 @@ impl Exec<'_, '_> {
             }
             unknown &= !(1 << j);
             let c = &mut self.cursors[j];
-            parts[j] = if c.seek(doc) == doc { c.score() } else { 0.0 };
+            // A dense clause that does not hold the document is known to
+            // by its bitmap, without decoding the block that would.
+            let held = c.postings().presence().is_none_or(|p| p.contains(doc));
+            parts[j] = if held && c.seek(doc) == doc {
+                c.score()
+            } else {
+                0.0
+            };
         }
     }
 
