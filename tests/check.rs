@@ -223,6 +223,47 @@ fn an_impact_that_does_not_bound_its_block_is_named() {
 }
 
 #[test]
+fn a_presence_bitmap_that_disagrees_with_its_list_is_named() {
+    // "common" is in each of the segment's 300 documents: its list ends
+    // with a presence bitmap of five words.
+    let bitmap = |b: &[u8]| {
+        let at = region(b, 1, b"common");
+        let (impacts, blocks) = (le32(b, at), le32(b, at + 4));
+        at + 8 + 300usize.div_ceil(128) * 8 + 16 + impacts + blocks
+    };
+    // A document of the list missing from it, and a bit past the
+    // segment's documents set.
+    for (damage, what) in [
+        (
+            (17usize, false),
+            "block 0: document 17 is missing from the presence bitmap",
+        ),
+        (
+            (301, true),
+            "the presence bitmap holds 301 documents, the list 300",
+        ),
+    ] {
+        let t = index();
+        let seg = first_segment(t.path());
+        rewrite(&seg, |b| {
+            let at = bitmap(b) + damage.0 / 8;
+            let bit = 1u8 << (damage.0 % 8);
+            assert_eq!(b[at] & bit != 0, !damage.1, "the bit is as built");
+            b[at] ^= bit;
+        });
+        let r = check_index(t.path()).unwrap();
+        assert_names(&r, &seg, &format!("term \"common\": {what}"));
+        // The damage changes what bit tests answer, never a panic.
+        let s = Searcher::open(t.path()).unwrap();
+        let body = s.schema().field("body").unwrap();
+        let q = Query::boolean()
+            .add(Occur::Must, Query::term(body, "alpha"))
+            .add(Occur::Must, Query::term(body, "common"));
+        s.search(&q, &SearchRequest::top(5)).unwrap();
+    }
+}
+
+#[test]
 fn a_skip_entry_that_disagrees_with_its_tail_block_is_named() {
     let t = index();
     let seg = first_segment(t.path());
