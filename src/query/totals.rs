@@ -5,8 +5,9 @@
 //! conjunction whose clauses besides its cheapest all carry one are its
 //! cheapest clause's documents tested bit by bit (or, when that clause
 //! is dense too, a popcount of the bitmaps and-ed word by word); those of
-//! a union of dense clauses, a popcount of the bitmaps or-ed; excluded
-//! clauses (dense) and deleted documents are masked out either way. The
+//! a union with a dense clause, a popcount of the dense bitmaps or-ed
+//! (with the sparse clauses' documents set into them); excluded clauses
+//! (dense) and deleted documents are masked out either way. The
 //! window loop, told the total up front ([`crate::collect::Counted`]),
 //! then skips whatever cannot enter the results as it does when the
 //! total may be a lower bound, and the total is still exact: a

@@ -63,6 +63,11 @@
 //!   clause's scores into a window array in clause order (the same bits
 //!   as the per-document sum), without a seek per clause and document.
 //!
+//! - **Exact totals up front**: when every match must be counted and
+//!   the clauses' presence bitmaps can tell how many there are
+//!   ([`totals`]), they are counted before the loop, which then runs as
+//!   though the total may be a lower bound ([`Counted`]).
+//!
 //! The sink decides where windows end ([`Sink::window`]) and may skip
 //! whole ord blocks that cannot hold a competitive value; excluded and
 //! deleted documents are removed before anything is offered. Only flat
