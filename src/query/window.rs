@@ -348,7 +348,11 @@ fn exec<'a, S: Sink>(
         prune: LeadPrune::default(),
         coarse: None,
         thinned: None,
+        scoring: 0,
     };
+    for (i, o) in ex.occurs.iter().enumerate().take(64) {
+        ex.scoring |= u64::from(matches!(o, Occur::Must | Occur::Should)) << i;
+    }
     // A total that must be exact, told by presence bitmaps up front: the
     // loop then skips what cannot enter the results, counting nothing.
     let counted = (sink.counts_all() && ex.phrase.is_none())
@@ -413,6 +417,9 @@ struct Exec<'a, 'b> {
     /// under by [`Self::prefilter_lead`], if they were: under the same
     /// floor, each of them competes.
     thinned: Option<u32>,
+    /// The clauses that score (must and should), a bit each among the
+    /// first 64.
+    scoring: u64,
 }
 
 impl Exec<'_, '_> {
@@ -809,19 +816,15 @@ impl Exec<'_, '_> {
         }
         // On the stack: this runs once per candidate.
         let mut parts = [0.0f32; PROBE_CLAUSES];
-        let mut unknown = 0u64;
-        for (i, (c, o)) in self.cursors.iter_mut().zip(&self.occurs).enumerate() {
-            if !matches!(o, Occur::Must | Occur::Should) {
-                continue;
+        for i in bits(self.scoring & known) {
+            let c = &mut self.cursors[i];
+            if c.seek(doc) == doc {
+                parts[i] = c.score();
             }
-            if known & (1 << i) != 0 {
-                if c.seek(doc) == doc {
-                    parts[i] = c.score();
-                }
-            } else {
-                parts[i] = self.b.bounds[i];
-                unknown |= 1 << i;
-            }
+        }
+        let mut unknown = self.scoring & !known;
+        for i in bits(unknown) {
+            parts[i] = self.b.bounds[i];
         }
         loop {
             let best = parts[..n].iter().fold(0.0f32, |s, &p| s + p);
