@@ -691,8 +691,10 @@ impl SegmentCheck<'_> {
             self.st.presence_lists += 1;
             // Every document of the list is in it (above): equal counts
             // leave no other bit set.
-            let set: u64 = (0..bits.words())
-                .map(|i| u64::from(bits.word(i).count_ones()))
+            let set: u64 = bits
+                .chunks()
+                .iter()
+                .map(|w| u64::from(u64::from_le_bytes(*w).count_ones()))
                 .sum();
             if set != u64::from(list.df()) {
                 self.p.push(format!(

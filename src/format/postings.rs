@@ -72,11 +72,11 @@ const DOC_EXCEPTION_PENALTY: usize = 1;
 /// [`BLOCK_LEN`]) carries a presence bitmap of `max_doc / 8` bytes: at
 /// most 16 bits a posting, about 2.5x what such a list's own postings
 /// take (~6 bits a posting at that density). Exact totals of
-/// conjunctions and unions whose clauses all have one, or whose only
-/// clause without one is short, are then popcounts and bit tests instead
-/// of decoded blocks, and a conjunction's candidates are checked against
-/// its dense clauses before their blocks are decoded (measurements in
-/// `docs/perf.md`, "Presence bitmaps").
+/// conjunctions whose clauses but the cheapest have one, and of unions
+/// with a clause that has one, are then popcounts and bit tests instead
+/// of decoded blocks, and candidates are checked against dense clauses
+/// before their blocks are decoded (`TermScorer::holds`; measurements
+/// in `docs/perf.md`, "Presence bitmaps").
 pub const PRESENCE_DIVISOR: u64 = 16;
 
 /// Whether a list of `df` documents in a segment of `max_doc` carries a
@@ -243,20 +243,8 @@ impl<'a> Presence<'a> {
             .is_some_and(|&b| b >> (doc & 7) & 1 != 0)
     }
 
-    /// Number of u64 words.
-    #[inline]
-    pub fn words(&self) -> usize {
-        self.0.len() / 8
-    }
-
-    /// Word `i` (documents `64 i .. 64 i + 64`).
-    #[inline]
-    pub fn word(&self, i: usize) -> u64 {
-        let bytes: [u8; 8] = self.0[i * 8..i * 8 + 8].try_into().expect("eight bytes");
-        u64::from_le_bytes(bytes)
-    }
-
-    /// The words as 8-byte chunks, in order.
+    /// The little-endian u64 words as 8-byte chunks, in order (chunk `i`
+    /// holds documents `64 i .. 64 i + 64`).
     #[inline]
     pub fn chunks(&self) -> &'a [[u8; 8]] {
         self.0.as_chunks::<8>().0

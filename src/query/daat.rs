@@ -368,6 +368,15 @@ impl<'a> TermScorer<'a> {
         (&self.docs[r.clone()], &self.tfs[r], self.norms)
     }
 
+    /// Whether the list holds `doc` (the cursor at or before it), moving
+    /// to it if so: a dense list's presence bitmap answers first, so that
+    /// a document it lacks costs no seek and no decode of the block that
+    /// would hold it.
+    #[inline(always)]
+    pub fn holds(&mut self, doc: u32) -> bool {
+        self.postings.presence().is_none_or(|p| p.contains(doc)) && self.seek(doc) == doc
+    }
+
     /// The norm byte of `doc` (0 for a field without norms).
     #[inline]
     pub fn norm(&self, doc: u32) -> u8 {

@@ -68,7 +68,7 @@ fn count_words<'a>(
     not: &[Presence<'a>],
     deletes: Option<&[u64]>,
 ) -> u64 {
-    let words = lists[0].words();
+    let words = lists[0].chunks().len();
     let mut acc = [0u64; CHUNK];
     let mut total = 0;
     for start in (0..words).step_by(CHUNK) {
@@ -120,7 +120,7 @@ fn union(should: &[&Postings<'_>], not: &[Presence<'_>], deletes: Option<&[u64]>
     if dense.len() == should.len() {
         return Some(count_words(Combine::Or, &dense, not, deletes));
     }
-    let mut bits = vec![0u64; first.words()];
+    let mut bits = vec![0u64; first.chunks().len()];
     for p in &dense {
         for (b, w) in bits.iter_mut().zip(p.chunks()) {
             *b |= u64::from_le_bytes(*w);

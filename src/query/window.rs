@@ -367,19 +367,14 @@ fn exec<'a, S: Sink>(
     }
     // A total that must be exact, told by presence bitmaps up front: the
     // loop then skips what cannot enter the results, counting nothing.
-    let counted = (sink.counts_all() && ex.phrase.is_none())
-        .then(|| {
-            let lists =
-                |of: &[usize]| -> Vec<_> { of.iter().map(|&i| ex.cursors[i].postings()).collect() };
-            let deletes = seg.deletes.as_deref().map(Vec::as_slice);
-            totals::live_matches(
-                &lists(&required),
-                &lists(&should),
-                &lists(&ex.must_not),
-                deletes,
-            )
-        })
-        .flatten();
+    let lists = |of: &[usize]| -> Vec<_> { of.iter().map(|&i| ex.cursors[i].postings()).collect() };
+    let counted = if sink.counts_all() && ex.phrase.is_none() {
+        let deletes = seg.deletes.as_deref().map(Vec::as_slice);
+        let (required, should, must_not) = (lists(&required), lists(&should), lists(&ex.must_not));
+        totals::live_matches(&required, &should, &must_not, deletes)
+    } else {
+        None
+    };
     match counted {
         Some(total) => {
             sink.count(usize::try_from(total).unwrap_or(usize::MAX));
@@ -452,19 +447,18 @@ impl Exec<'_, '_> {
     /// The score of `doc`, every clause positioned at or before it: the f32
     /// sum of the matching scoring clauses in clause order, as
     /// `BoolScorer::score` sums it (whose required clauses already sit on
-    /// the document, so it seeks only the optional ones; a dense optional
-    /// clause's bitmap says first whether a seek would find it). Always
-    /// inlined, as [`Scorer::seek`] is.
+    /// the document, so it seeks only the optional ones, by
+    /// [`TermScorer::holds`]). Always inlined, as [`Scorer::seek`] is.
     #[inline(always)]
     fn score(cursors: &mut [TermScorer], occurs: &[Occur], doc: u32) -> f32 {
         let mut score = 0.0f32;
         for (c, o) in cursors.iter_mut().zip(occurs) {
-            let scores = match o {
-                Occur::Must => true,
-                Occur::Should => c.postings().presence().is_none_or(|p| p.contains(doc)),
+            let held = match o {
+                Occur::Must => c.seek(doc) == doc,
+                Occur::Should => c.holds(doc),
                 Occur::Filter | Occur::MustNot => false,
             };
-            if scores && c.seek(doc) == doc {
+            if held {
                 score += c.score();
             }
         }
@@ -860,14 +854,7 @@ impl Exec<'_, '_> {
             }
             unknown &= !(1 << j);
             let c = &mut self.cursors[j];
-            // A dense clause that does not hold the document is known to
-            // by its bitmap, without decoding the block that would.
-            let held = c.postings().presence().is_none_or(|p| p.contains(doc));
-            parts[j] = if held && c.seek(doc) == doc {
-                c.score()
-            } else {
-                0.0
-            };
+            parts[j] = if c.holds(doc) { c.score() } else { 0.0 };
         }
     }
 
