@@ -1236,10 +1236,19 @@ impl Exec<'_, '_> {
         // A candidate a dense clause does not hold is dropped by its
         // presence bitmap, before any block of that clause is decoded
         // for it.
+        let mut told = true;
         for &o in others {
-            if let Some(bits) = self.cursors[o].postings().presence() {
-                self.b.matches.retain(|&d| bits.contains(d));
+            match self.cursors[o].postings().presence() {
+                Some(bits) => self.b.matches.retain(|&d| bits.contains(d)),
+                None => told = false,
             }
+        }
+        if told && self.phrase.is_none() {
+            // Every clause's bitmap has confirmed them: the candidates
+            // left are matches, and a block of another clause is decoded
+            // only for one that may compete, when it is scored.
+            self.finish(sink, offer);
+            return;
         }
         // The candidates move to `all`; `matches` takes each stretch's.
         std::mem::swap(&mut self.b.all, &mut self.b.matches);
