@@ -75,7 +75,7 @@ const DOC_EXCEPTION_PENALTY: usize = 1;
 /// conjunctions whose clauses but the cheapest have one, and of unions
 /// with a clause that has one, are then popcounts and bit tests instead
 /// of decoded blocks, and candidates are checked against dense clauses
-/// before their blocks are decoded (`TermScorer::holds`; measurements
+/// before their blocks are decoded (`TermScorer::score_of`; measurements
 /// in `docs/perf.md`, "Presence bitmaps").
 pub const PRESENCE_DIVISOR: u64 = 16;
 
@@ -248,6 +248,24 @@ impl<'a> Presence<'a> {
     #[inline]
     pub fn chunks(&self) -> &'a [[u8; 8]] {
         self.0.as_chunks::<8>().0
+    }
+
+    /// How many documents of `from..to` the list holds: a popcount over
+    /// the words that cover them (none past the segment's documents).
+    pub fn count_between(&self, from: u32, to: u32) -> usize {
+        if from >= to {
+            return 0;
+        }
+        let words = self.chunks();
+        let word = |i: usize| words.get(i).map_or(0, |c| u64::from_le_bytes(*c));
+        let (first, last) = (from as usize / 64, (to as usize - 1) / 64);
+        let head = !0u64 << (from % 64);
+        let tail = !0u64 >> (63 - (to - 1) % 64);
+        if first == last {
+            return (word(first) & head & tail).count_ones() as usize;
+        }
+        let inner: u32 = (first + 1..last).map(|i| word(i).count_ones()).sum();
+        ((word(first) & head).count_ones() + inner + (word(last) & tail).count_ones()) as usize
     }
 }
 
@@ -1168,6 +1186,29 @@ mod tests {
             let held: Vec<u32> = (0..max_doc).filter(|&d| bits.contains(d)).collect();
             assert_eq!(held, docs);
             assert!(!bits.contains(max_doc));
+            // Counts over ranges across and inside words, past the end.
+            let cuts = [
+                0,
+                1,
+                63,
+                64,
+                65,
+                127,
+                128,
+                200,
+                max_doc / 2,
+                max_doc,
+                max_doc + 70,
+            ];
+            for &a in &cuts {
+                for &z in &cuts {
+                    let naive = docs.iter().filter(|&&d| a <= d && d < z).count();
+                    assert_eq!(bits.count_between(a, z), naive, "{a}..{z}");
+                }
+            }
+            for (i, &d) in docs.iter().enumerate() {
+                assert_eq!(bits.count_between(0, d), i);
+            }
         }
         let mut got_docs = Vec::new();
         let mut got_tfs = Vec::new();

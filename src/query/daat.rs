@@ -3,7 +3,7 @@
 
 use crate::collect::{Sink, Window};
 use crate::error::Result;
-use crate::format::postings::{BLOCK_LEN, BadPostings, L2_BLOCKS, MAX_IMPACTS, Postings};
+use crate::format::postings::{BLOCK_LEN, BadPostings, L2_BLOCKS, MAX_IMPACTS, Postings, Presence};
 use crate::kernels;
 use crate::query::Occur;
 use crate::query::bm25::TermWeight;
@@ -52,7 +52,10 @@ pub struct TermScorer<'a> {
     tfs: [u32; BLOCK_LEN],
     len: usize,
     pos: usize,
-    tfs_ready: bool,
+    /// The block whose frequencies `tfs` holds (`usize::MAX` for none):
+    /// the decoded one once a document of it is scored, or a pending one
+    /// whose document was scored by its rank ([`Self::score_of`]).
+    tfs_of: usize,
     /// Where the decoded block's frequencies start, when packed.
     tfs_at: usize,
     /// Whether `block` is chosen but not decoded yet ([`Self::move_to`]
@@ -90,7 +93,7 @@ impl<'a> TermScorer<'a> {
             tfs: [0; BLOCK_LEN],
             len: 0,
             pos: 0,
-            tfs_ready: false,
+            tfs_of: usize::MAX,
             tfs_at: 0,
             pending: false,
             doc: NO_MORE,
@@ -339,11 +342,11 @@ impl<'a> TermScorer<'a> {
     #[inline]
     pub fn tf(&mut self) -> u32 {
         debug_assert!(!self.pending && self.doc != NO_MORE);
-        if !self.tfs_ready {
+        if self.tfs_of != self.block {
             if let Err(e) = self.postings.decode_tfs_at(self.tfs_at, &mut self.tfs) {
                 self.err = Some(e);
             }
-            self.tfs_ready = true;
+            self.tfs_of = self.block;
         }
         self.tfs[self.pos]
     }
@@ -368,13 +371,69 @@ impl<'a> TermScorer<'a> {
         (&self.docs[r.clone()], &self.tfs[r], self.norms)
     }
 
-    /// Whether the list holds `doc` (the cursor at or before it), moving
-    /// to it if so: a dense list's presence bitmap answers first, so that
-    /// a document it lacks costs no seek and no decode of the block that
-    /// would hold it.
+    /// The score of `doc` if the list holds it (the cursor at or before
+    /// it). Inside the decoded block, a seek there. Past it, a dense
+    /// list's presence bitmap answers first, so that a document it lacks
+    /// costs no seek and no decode of the block that would hold it; and
+    /// one it holds is scored by its rank ([`Self::score_ranked`]), its
+    /// block's documents not decoded.
     #[inline(always)]
-    pub fn holds(&mut self, doc: u32) -> bool {
-        self.postings.presence().is_none_or(|p| p.contains(doc)) && self.seek(doc) == doc
+    pub fn score_of(&mut self, doc: u32) -> Option<f32> {
+        let past = |s: &Self| s.pending || s.doc == NO_MORE || s.docs[s.len - 1] < doc;
+        match self.postings.presence() {
+            Some(p) if past(self) => p.contains(doc).then(|| self.score_ranked(p, doc)),
+            _ => (self.seek(doc) == doc).then(|| self.score()),
+        }
+    }
+
+    /// The score of `doc`, which the list holds by its presence bitmap
+    /// `p`, past the decoded block: the block that holds it is found by
+    /// skip data and left pending (its documents undecoded), and its
+    /// frequency is the block's at `doc`'s rank among the block's
+    /// documents, the bitmap's count from the block's first document (a
+    /// few words' popcount where decoding the documents costs a block's
+    /// unpacking and prefix sum: rare-common-2 AND). The frequencies are
+    /// kept for the block's next document scored, and for the block
+    /// itself once decoded.
+    #[inline(never)]
+    fn score_ranked(&mut self, p: Presence<'_>, doc: u32) -> f32 {
+        let mut b = if self.pending {
+            self.block
+        } else {
+            self.block + 1
+        };
+        while b < self.nblocks && self.postings.last_doc(b).is_some_and(|l| l < doc) {
+            b += 1;
+        }
+        if b >= self.nblocks || !self.postings.is_packed(b) {
+            // A tail decodes its frequencies with its documents anyway.
+            self.defer(b);
+            return if self.seek(doc) == doc {
+                self.score()
+            } else {
+                self.err = Some(BadPostings(
+                    "presence bitmap holds a document the list lacks",
+                ));
+                0.0
+            };
+        }
+        if b != self.block || !self.pending {
+            self.defer(b);
+        }
+        if self.tfs_of != b {
+            if let Err(e) = self.postings.decode_tfs(b, &mut self.tfs) {
+                self.err = Some(e);
+                return 0.0;
+            }
+            self.tfs_of = b;
+        }
+        match self.tfs.get(p.count_between(self.block_start(b), doc)) {
+            Some(&tf) => self.weight.score(tf, self.norm(doc)),
+            None => {
+                self.err = Some(BadPostings("presence bitmap disagrees with a block"));
+                0.0
+            }
+        }
     }
 
     /// The norm byte of `doc` (0 for a field without norms).
@@ -667,7 +726,10 @@ impl<'a> TermScorer<'a> {
             Ok((n, tfs_at)) => {
                 self.len = n;
                 self.tfs_at = tfs_at;
-                self.tfs_ready = !self.postings.is_packed(b);
+                if !self.postings.is_packed(b) {
+                    // A tail's frequencies come with its documents.
+                    self.tfs_of = b;
+                }
                 self.doc = self.docs[0];
             }
             Err(e) => {

@@ -447,19 +447,16 @@ impl Exec<'_, '_> {
     /// The score of `doc`, every clause positioned at or before it: the f32
     /// sum of the matching scoring clauses in clause order, as
     /// `BoolScorer::score` sums it (whose required clauses already sit on
-    /// the document, so it seeks only the optional ones, by
-    /// [`TermScorer::holds`]). Always inlined, as [`Scorer::seek`] is.
+    /// the document), each clause found by [`TermScorer::score_of`].
+    /// Always inlined, as [`Scorer::seek`] is.
     #[inline(always)]
     fn score(cursors: &mut [TermScorer], occurs: &[Occur], doc: u32) -> f32 {
         let mut score = 0.0f32;
         for (c, o) in cursors.iter_mut().zip(occurs) {
-            let held = match o {
-                Occur::Must => c.seek(doc) == doc,
-                Occur::Should => c.holds(doc),
-                Occur::Filter | Occur::MustNot => false,
-            };
-            if held {
-                score += c.score();
+            if matches!(o, Occur::Must | Occur::Should)
+                && let Some(s) = c.score_of(doc)
+            {
+                score += s;
             }
         }
         score
@@ -854,7 +851,7 @@ impl Exec<'_, '_> {
             }
             unknown &= !(1 << j);
             let c = &mut self.cursors[j];
-            parts[j] = if c.holds(doc) { c.score() } else { 0.0 };
+            parts[j] = c.score_of(doc).unwrap_or(0.0);
         }
     }
 
