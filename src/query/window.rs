@@ -1088,6 +1088,20 @@ impl Exec<'_, '_> {
         let next = self.cursors[lead].pos() + n;
         if !offer && sink.prefilter() {
             sink.dropped(n);
+        } else if offer && alone && floor.is_none() && self.scores_alone {
+            // A lone clause, the only one that scores, before the sink
+            // has a floor: every document offered, scored from the
+            // block's frequencies as they come (a term too short for
+            // skip data has no impacts to give a floor first).
+            sink.count(self.live_in(&self.cursors[lead].block_rest()[..n]));
+            let c = &mut self.cursors[lead];
+            let w = c.weight();
+            let (docs, tfs, norms) = c.rest_with_tfs();
+            for (&doc, &tf) in docs[..n].iter().zip(&tfs[..n]) {
+                if !self.seg.is_deleted(doc) {
+                    sink.offer(doc, || w.score(tf, norms.map_or(0, |v| v[doc as usize])));
+                }
+            }
         } else if let Some(floor) = floor.filter(|_| offer && alone) {
             // A lone clause: its window counts whole, and only what
             // may beat the floor by its score is offered.
