@@ -553,6 +553,34 @@ impl<'a> TermScorer<'a> {
         }
     }
 
+    /// Appends the score of every document of the list, its blocks
+    /// decoded into scratch (the cursor does not move): for a short list,
+    /// what [`Self::known_scores`] reads from impacts, exactly.
+    pub fn list_scores(&mut self, out: &mut Vec<f32>) {
+        let (mut docs, mut tfs) = ([0u32; BLOCK_LEN], [0u32; BLOCK_LEN]);
+        for b in 0..self.nblocks {
+            let decoded = self.postings.decode_docs_at(b, &mut docs, &mut tfs);
+            let n = match decoded {
+                Ok((n, at)) if self.postings.is_packed(b) => {
+                    self.postings.decode_tfs_at(at, &mut tfs).map(|()| n)
+                }
+                other => other.map(|(n, _)| n),
+            };
+            match n {
+                Ok(n) => out.extend(
+                    docs[..n]
+                        .iter()
+                        .zip(&tfs[..n])
+                        .map(|(&d, &tf)| self.weight.score(tf, self.norm(d))),
+                ),
+                Err(e) => {
+                    self.err = Some(e);
+                    return;
+                }
+            }
+        }
+    }
+
     /// The bound of every document of the list: the largest of its
     /// second-level summaries' bounds (computed once), or the term's
     /// weight for a list without skip data; 0 once exhausted.

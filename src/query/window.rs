@@ -159,6 +159,12 @@ const BY_BOUND_DENSITY: f64 = 0.125;
 /// clause at 200,000 documents), 1 % more instructions a query.
 const UNION_KNOWN_BLOCKS: usize = 8;
 
+/// The most blocks a union's rarest clause has for every one of its
+/// documents' scores to floor the sink before the union starts, when
+/// another clause has [`UNION_KNOWN_BLOCKS`] or more: up to where its
+/// impacts do instead.
+const UNION_WHOLE_BLOCKS: usize = UNION_KNOWN_BLOCKS - 1;
+
 /// The most clauses whose candidates [`Exec::probe`] scores clause by
 /// clause (more are scored whole).
 const PROBE_CLAUSES: usize = 8;
@@ -487,9 +493,16 @@ impl Exec<'_, '_> {
     /// never falls as a term is added), so its rarest clause, whose
     /// scores are the highest, tells the same of the union when its list
     /// is long enough to have impacts worth reading
-    /// ([`UNION_KNOWN_BLOCKS`]; a rare clause's few blocks are decoded
-    /// whole anyway): mid-df-2 OR lower-bound -2.6 % instructions, seq-2
-    /// OR -6 %, rare-2 and rare-3 OR unchanged.
+    /// ([`UNION_KNOWN_BLOCKS`]): mid-df-2 OR lower-bound -2.6 %
+    /// instructions, seq-2 OR -6 %. A shorter rarest clause beside a long
+    /// one gives every document's exact score, its few blocks decoded
+    /// ([`UNION_WHOLE_BLOCKS`]): the union's k-th score is then known
+    /// about as soon as the rare term's, the long clauses' bounds fall
+    /// under it from the first window, and MaxScore probes them instead
+    /// of scoring their postings (rare-common-2 / -3 / -5 OR lower-bound,
+    /// synthetic 200k: -32 / -31 / -15 %; large vocabulary: -76 / -78 /
+    /// -44 %). Two short clauses (rare-2, rare-3) are merged whole as
+    /// fast as any floor would let them be: neither path.
     fn known_scores<S: Sink>(&mut self, required: &[usize], should: &[usize], sink: &mut S) {
         if !sink.ranks_by_score()
             || !self.must_not.is_empty()
@@ -498,14 +511,19 @@ impl Exec<'_, '_> {
         {
             return;
         }
-        let lone = match (required, should) {
-            ([one], []) if self.occurs[*one] == Occur::Must => *one,
-            ([], [one]) => *one,
+        let blocks = |s: &Self, i: usize| s.cursors[i].postings().num_blocks();
+        let (lone, whole) = match (required, should) {
+            ([one], []) if self.occurs[*one] == Occur::Must => (*one, false),
+            ([], [one]) => (*one, false),
             ([], many) => match many.iter().min_by_key(|&&i| self.cursors[i].cost()) {
+                Some(&rarest) if blocks(self, rarest) >= UNION_KNOWN_BLOCKS => (rarest, false),
+                // A short rarest clause beside a long one: its every
+                // document's score, decoded whole.
                 Some(&rarest)
-                    if self.cursors[rarest].postings().num_blocks() >= UNION_KNOWN_BLOCKS =>
+                    if blocks(self, rarest) <= UNION_WHOLE_BLOCKS
+                        && many.iter().any(|&i| blocks(self, i) >= UNION_KNOWN_BLOCKS) =>
                 {
-                    rarest
+                    (rarest, true)
                 }
                 _ => return,
             },
@@ -513,7 +531,11 @@ impl Exec<'_, '_> {
         };
         let mut scores = std::mem::take(&mut self.b.sums);
         scores.clear();
-        self.cursors[lone].known_scores(&mut scores);
+        if whole {
+            self.cursors[lone].list_scores(&mut scores);
+        } else {
+            self.cursors[lone].known_scores(&mut scores);
+        }
         sink.known_scores(&mut scores);
         self.b.sums = scores;
     }
