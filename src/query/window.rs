@@ -1128,11 +1128,13 @@ impl Exec<'_, '_> {
         let next = self.cursors[lead].pos() + n;
         if !offer && sink.prefilter() {
             sink.dropped(n);
-        } else if offer && alone && floor.is_none() && self.scores_alone {
-            // A lone clause, the only one that scores, before the sink
-            // has a floor: every document offered, scored from the
-            // block's frequencies as they come (a term too short for
-            // skip data has no impacts to give a floor first).
+        } else if offer && alone && floor.is_none() && self.scores_alone && sink.ranks_by_score() {
+            // A lone clause, the only one that scores, before a sink
+            // ranked by score has a floor: every document offered,
+            // scored from the block's frequencies as they come (a term
+            // too short for skip data has no impacts to give a floor
+            // first). A sorted sink has none: it filters a window by its
+            // sort keys first (below).
             sink.count(self.live_in(&self.cursors[lead].block_rest()[..n]));
             let c = &mut self.cursors[lead];
             let w = c.weight();
