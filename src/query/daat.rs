@@ -397,14 +397,7 @@ impl<'a> TermScorer<'a> {
     /// itself once decoded.
     #[inline(never)]
     fn score_ranked(&mut self, p: Presence<'_>, doc: u32) -> f32 {
-        let mut b = if self.pending {
-            self.block
-        } else {
-            self.block + 1
-        };
-        while b < self.nblocks && self.postings.last_doc(b).is_some_and(|l| l < doc) {
-            b += 1;
-        }
+        let b = self.next_block_to(doc);
         if b >= self.nblocks || !self.postings.is_packed(b) {
             // A tail decodes its frequencies with its documents anyway.
             self.defer(b);
@@ -717,15 +710,7 @@ impl<'a> TermScorer<'a> {
     /// document, the first that may hold it decoded.
     #[inline(never)]
     fn seek_blocks(&mut self, target: u32) -> u32 {
-        let mut b = if self.pending {
-            self.block
-        } else {
-            self.block + 1
-        };
-        while b < self.nblocks && self.postings.last_doc(b).is_some_and(|l| l < target) {
-            b += 1;
-        }
-        self.load(b);
+        self.load(self.next_block_to(target));
         if self.doc >= target {
             return self.doc;
         }
@@ -736,6 +721,22 @@ impl<'a> TermScorer<'a> {
             self.load(self.block + 1);
         }
         self.doc
+    }
+
+    /// The first block past the decoded one (from the pending one, when
+    /// it is) whose last document is at least `target` (`nblocks` when
+    /// none): blocks passed by their last document, one by one.
+    #[inline]
+    fn next_block_to(&self, target: u32) -> usize {
+        let mut b = if self.pending {
+            self.block
+        } else {
+            self.block + 1
+        };
+        while b < self.nblocks && self.postings.last_doc(b).is_some_and(|l| l < target) {
+            b += 1;
+        }
+        b
     }
 
     /// Decodes block `b` and moves to its first document.

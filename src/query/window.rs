@@ -500,7 +500,7 @@ impl Exec<'_, '_> {
     /// about as soon as the rare term's, the long clauses' bounds fall
     /// under it from the first window, and MaxScore probes them instead
     /// of scoring their postings (rare-common-2 / -3 / -5 OR lower-bound,
-    /// synthetic 200k: -32 / -31 / -15 %; large vocabulary: -76 / -78 /
+    /// synthetic 200k: -35 / -33 / -16 %; large vocabulary: -76 / -78 /
     /// -44 %). Two short clauses (rare-2, rare-3) are merged whole as
     /// fast as any floor would let them be: neither path.
     fn known_scores<S: Sink>(&mut self, required: &[usize], should: &[usize], sink: &mut S) {
