@@ -963,15 +963,27 @@ impl<'a> Postings<'a> {
         Ok((BLOCK_LEN, at + run_len))
     }
 
+    /// Decodes block `b`'s doc ids into `docs` and its frequencies into
+    /// `tfs`. Returns the number of documents.
+    pub fn decode_block(
+        &self,
+        b: usize,
+        docs: &mut [u32; BLOCK_LEN],
+        tfs: &mut [u32; BLOCK_LEN],
+    ) -> Result<usize, BadPostings> {
+        let (n, tfs_at) = self.decode_docs_at(b, docs, tfs)?;
+        if self.is_packed(b) {
+            self.decode_tfs_at(tfs_at, tfs)?;
+        }
+        Ok(n)
+    }
+
     /// Decodes the whole list, appending to `docs` and `tfs`.
     pub fn decode_all(&self, docs: &mut Vec<u32>, tfs: &mut Vec<u32>) -> Result<(), BadPostings> {
         let mut d = [0u32; BLOCK_LEN];
         let mut t = [0u32; BLOCK_LEN];
         for b in 0..self.num_blocks() {
-            let (n, tfs_at) = self.decode_docs_at(b, &mut d, &mut t)?;
-            if self.is_packed(b) {
-                self.decode_tfs_at(tfs_at, &mut t)?;
-            }
+            let n = self.decode_block(b, &mut d, &mut t)?;
             docs.extend_from_slice(&d[..n]);
             tfs.extend_from_slice(&t[..n]);
         }

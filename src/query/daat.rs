@@ -398,9 +398,9 @@ impl<'a> TermScorer<'a> {
     #[inline(never)]
     fn score_ranked(&mut self, p: Presence<'_>, doc: u32) -> f32 {
         let b = self.next_block_to(doc);
+        self.defer(b);
         if b >= self.nblocks || !self.postings.is_packed(b) {
             // A tail decodes its frequencies with its documents anyway.
-            self.defer(b);
             return if self.seek(doc) == doc {
                 self.score()
             } else {
@@ -409,9 +409,6 @@ impl<'a> TermScorer<'a> {
                 ));
                 0.0
             };
-        }
-        if b != self.block || !self.pending {
-            self.defer(b);
         }
         if self.tfs_of != b {
             if let Err(e) = self.postings.decode_tfs(b, &mut self.tfs) {
@@ -552,14 +549,7 @@ impl<'a> TermScorer<'a> {
     pub fn list_scores(&mut self, out: &mut Vec<f32>) {
         let (mut docs, mut tfs) = ([0u32; BLOCK_LEN], [0u32; BLOCK_LEN]);
         for b in 0..self.nblocks {
-            let decoded = self.postings.decode_docs_at(b, &mut docs, &mut tfs);
-            let n = match decoded {
-                Ok((n, at)) if self.postings.is_packed(b) => {
-                    self.postings.decode_tfs_at(at, &mut tfs).map(|()| n)
-                }
-                other => other.map(|(n, _)| n),
-            };
-            match n {
+            match self.postings.decode_block(b, &mut docs, &mut tfs) {
                 Ok(n) => out.extend(
                     docs[..n]
                         .iter()

@@ -16,6 +16,7 @@
 
 use crate::format::postings::{BLOCK_LEN, Postings, Presence};
 use crate::kernels;
+use crate::read::is_deleted_in;
 
 /// Words combined before each popcount: 4 KiB on the stack, in cache.
 const CHUNK: usize = 512;
@@ -148,12 +149,7 @@ fn count_docs(
     deletes: Option<&[u64]>,
 ) -> Option<u64> {
     let (mut docs, mut tfs) = ([0u32; BLOCK_LEN], [0u32; BLOCK_LEN]);
-    let live = |d: u32| {
-        deletes.is_none_or(|bits| {
-            bits.get((d >> 6) as usize)
-                .is_none_or(|w| w >> (d & 63) & 1 == 0)
-        })
-    };
+    let live = |d: u32| deletes.is_none_or(|bits| !is_deleted_in(bits, d));
     let mut total = 0;
     for b in 0..lead.num_blocks() {
         let n = lead.decode_docs(b, &mut docs, &mut tfs).ok()?;

@@ -9,4 +9,5 @@ mod snapshot;
 
 pub use backing::ReadMode;
 pub use segment::{SegmentReader, SortColumn, StoredCache, TermInfo, Terms};
+pub(crate) use snapshot::is_deleted_in;
 pub use snapshot::{LiveSegment, Snapshot, latest_manifest, locate};

@@ -21,13 +21,20 @@ pub struct LiveSegment {
     pub base: u64,
 }
 
+/// Whether `bits` (deleted-document bits, a bit per document of a
+/// segment) marks local document `doc` deleted.
+#[inline]
+pub(crate) fn is_deleted_in(bits: &[u64], doc: u32) -> bool {
+    bits[(doc >> 6) as usize] & (1u64 << (doc & 63)) != 0
+}
+
 impl LiveSegment {
     /// Whether local document `doc` is deleted.
     #[inline]
     pub fn is_deleted(&self, doc: u32) -> bool {
         match &self.deletes {
             None => false,
-            Some(bits) => bits[(doc >> 6) as usize] & (1u64 << (doc & 63)) != 0,
+            Some(bits) => is_deleted_in(bits, doc),
         }
     }
 
