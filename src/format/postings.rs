@@ -489,6 +489,20 @@ impl<'a> PforRun<'a> {
     /// exception list's length in bytes (its count byte included).
     #[inline]
     fn for_each_exception(&self, mut f: impl FnMut(usize, u32)) -> Result<usize, BadPostings> {
+        self.exceptions_while(|i, high| {
+            f(i, high);
+            true
+        })
+    }
+
+    /// [`Self::for_each_exception`] while `f` returns true; where it
+    /// returns false, the rest is neither read nor checked (and the
+    /// length returned is of the entries read).
+    #[inline]
+    fn exceptions_while(
+        &self,
+        mut f: impl FnMut(usize, u32) -> bool,
+    ) -> Result<usize, BadPostings> {
         let mut pos = 1;
         let mut next_min = 0usize;
         for _ in 0..self.tail[0] {
@@ -505,7 +519,9 @@ impl<'a> PforRun<'a> {
                 return Err(BadPostings("exception out of range"));
             }
             next_min = i + 1;
-            f(i, high as u32);
+            if !f(i, high as u32) {
+                break;
+            }
         }
         Ok(pos)
     }
@@ -542,6 +558,23 @@ impl<'a> PforRun<'a> {
             *t = t.wrapping_add(1);
         }
         Ok(())
+    }
+
+    /// The frequency at index `i` (below [`BLOCK_LEN`]) alone, as
+    /// [`Self::frequencies`] gives it: read out of the packed bits
+    /// ([`packed_value`]) and patched by its exception if it has one,
+    /// without unpacking the run; the exception list is read up to `i`'s
+    /// place in it (its indexes ascend).
+    fn frequency(&self, i: usize) -> Result<u32, BadPostings> {
+        let bits = self.bits;
+        let mut v = packed_value(self.packed, bits, i);
+        self.exceptions_while(|j, high| {
+            if j == i {
+                v |= (u64::from(high) << bits) as u32;
+            }
+            j < i
+        })?;
+        Ok(v.wrapping_add(1))
     }
 
     /// Unpacks gaps minus one into ascending doc ids after `prev`. Without
@@ -591,6 +624,32 @@ impl<'a> PforRun<'a> {
 }
 
 /// Skips a run written by [`put_pfor`] at `*pos`.
+/// Value `i` of the 128 that `BitPacker4x` packed `bits` wide into
+/// `packed` (`16 * bits` bytes): value `i` is row `i / 4` of lane `i % 4`;
+/// a lane's rows are packed low bits first into its 32-bit words, and
+/// the four lanes' words are interleaved (word `w` of lane `l` is the
+/// `4w + l`-th little-endian u32). A value may straddle two of its lane's
+/// words. (About 20 instructions where unpacking the 128 takes a few
+/// hundred: a dense list's one frequency, [`Postings::tf_at`].)
+fn packed_value(packed: &[u8], bits: u8, i: usize) -> u32 {
+    debug_assert!(i < BLOCK_LEN && packed.len() == BLOCK_LEN * usize::from(bits) / 8);
+    if bits == 0 {
+        return 0;
+    }
+    let (lane, bit) = (i % 4, i / 4 * usize::from(bits));
+    let (w, shift) = (bit / 32, bit % 32);
+    let word = |w: usize| {
+        let at = (w * 4 + lane) * 4;
+        let bytes: [u8; 4] = packed[at..at + 4].try_into().expect("four bytes");
+        u64::from(u32::from_le_bytes(bytes))
+    };
+    let mut v = word(w) >> shift;
+    if shift + usize::from(bits) > 32 {
+        v |= word(w + 1) << (32 - shift);
+    }
+    (v & ((1u64 << bits) - 1)) as u32
+}
+
 fn skip_pfor(bytes: &[u8], pos: &mut usize) -> Result<(), BadPostings> {
     let bits = *bytes
         .get(*pos)
@@ -990,6 +1049,18 @@ impl<'a> Postings<'a> {
         Ok(())
     }
 
+    /// The frequency of packed block `b`'s document at index `i` (its
+    /// rank in the block) alone, as [`Self::decode_tfs`] would give it
+    /// at `tfs[i]`.
+    pub fn tf_at(&self, b: usize, i: usize) -> Result<u32, BadPostings> {
+        if i >= BLOCK_LEN {
+            return Err(BadPostings("rank past the block"));
+        }
+        let mut pos = self.block_off(b);
+        skip_pfor(self.blocks, &mut pos)?;
+        PforRun::parse(self.blocks, pos)?.frequency(i)
+    }
+
     /// Decodes the term frequencies of packed block `b` into `tfs`.
     pub fn decode_tfs(&self, b: usize, tfs: &mut [u32; BLOCK_LEN]) -> Result<(), BadPostings> {
         let mut pos = self.block_off(b);
@@ -1237,6 +1308,11 @@ mod tests {
             if p.is_packed(b) {
                 p.decode_tfs(b, &mut t).unwrap();
                 p.decode_tfs_at(at, &mut t2).unwrap();
+                // Each frequency read alone is the one unpacked.
+                for (i, &tf) in t.iter().enumerate() {
+                    assert_eq!(p.tf_at(b, i), Ok(tf), "block {b} index {i}");
+                }
+                assert!(p.tf_at(b, BLOCK_LEN).is_err());
             }
             assert_eq!(&t2[..n], &t[..n]);
             got_docs.extend_from_slice(&d[..n]);
@@ -1556,6 +1632,35 @@ mod tests {
                 prop_assert!(best_key(&capped, &f) <= best_key(&even_split(&full), &f));
             } else {
                 prop_assert_eq!(&capped, &full);
+            }
+        }
+    }
+
+    #[test]
+    fn one_packed_value_reads_as_unpacking_gives_it() {
+        let packer = BitPacker4x::new();
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        for bits in 0..=32u8 {
+            let mask = if bits == 32 {
+                u32::MAX
+            } else {
+                (1u32 << bits) - 1
+            };
+            // Random values, the largest and zeros among them.
+            let values: [u32; BLOCK_LEN] = std::array::from_fn(|i| {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                match i % 5 {
+                    0 => mask,
+                    1 => 0,
+                    _ => seed as u32 & mask,
+                }
+            });
+            let mut packed = vec![0u8; BLOCK_LEN * usize::from(bits) / 8];
+            packer.compress(&values, &mut packed, bits);
+            for (i, &v) in values.iter().enumerate() {
+                assert_eq!(packed_value(&packed, bits, i), v, "{bits} bits, index {i}");
             }
         }
     }
