@@ -84,7 +84,38 @@ pub struct TermScorer<'a> {
 impl<'a> TermScorer<'a> {
     /// A scorer positioned on the term's first document.
     pub fn new(postings: Postings<'a>, weight: &'a TermWeight, norms: Option<&'a [u8]>) -> Self {
-        let mut s = TermScorer {
+        let mut s = Self::on_first_block(postings, weight, norms);
+        s.load(0);
+        s
+    }
+
+    /// A scorer on the term's first block, not decoded yet
+    /// ([`Self::is_pending`]): it is decoded when [`Self::ensure`] or
+    /// [`Scorer::seek`] needs it, so a clause whose first block a search
+    /// seeks past or passes by its bounds never decodes it, nor one of a
+    /// query that cannot match in the segment (another required term
+    /// missing there).
+    pub fn deferred(
+        postings: Postings<'a>,
+        weight: &'a TermWeight,
+        norms: Option<&'a [u8]>,
+    ) -> Self {
+        let mut s = Self::on_first_block(postings, weight, norms);
+        if postings.has_skip_data() {
+            s.defer(0);
+        } else {
+            // One short block, which nothing passes by bounds.
+            s.load(0);
+        }
+        s
+    }
+
+    fn on_first_block(
+        postings: Postings<'a>,
+        weight: &'a TermWeight,
+        norms: Option<&'a [u8]>,
+    ) -> Self {
+        TermScorer {
             nblocks: postings.num_blocks(),
             postings,
             weight,
@@ -104,9 +135,7 @@ impl<'a> TermScorer<'a> {
             shallow: std::cell::Cell::new(0),
             best_run: None,
             stopped: None,
-        };
-        s.load(0);
-        s
+        }
     }
 
     /// The current block's documents from the current one on (empty once
@@ -1018,12 +1047,22 @@ pub fn scorer<'a>(node: &'a Node, seg: &'a LiveSegment) -> Result<Option<Box<dyn
 
 /// The scorer of one term over `seg`, or `None` when the segment lacks it.
 pub fn term_scorer<'a>(t: &'a TermNode, seg: &'a LiveSegment) -> Result<Option<TermScorer<'a>>> {
+    term_cursor(t, seg, TermScorer::new)
+}
+
+/// [`term_scorer`] built by `make` ([`TermScorer::new`] or
+/// [`TermScorer::deferred`]).
+pub fn term_cursor<'a>(
+    t: &'a TermNode,
+    seg: &'a LiveSegment,
+    make: fn(Postings<'a>, &'a TermWeight, Option<&'a [u8]>) -> TermScorer<'a>,
+) -> Result<Option<TermScorer<'a>>> {
     let r = &seg.reader;
     let Some(info) = t.info(seg) else {
         return Ok(None);
     };
     let postings = r.postings(&info)?;
-    Ok(Some(TermScorer::new(postings, &t.weight, r.norms(t.field))))
+    Ok(Some(make(postings, &t.weight, r.norms(t.field))))
 }
 
 /// Runs `node` over `seg` into `sink`, a document at a time: every live

@@ -340,8 +340,8 @@ pub fn run<S: Sink>(node: &Node, seg: &LiveSegment, sink: &mut S, buf: &mut Buff
             .collect(),
         other => return daat::run(other, seg, sink),
     };
-    let Some((cursors, occurs)) = daat::present_clauses(flat, |t| daat::term_scorer(t, seg))?
-    else {
+    let cursor = |t| daat::term_cursor(t, seg, TermScorer::deferred);
+    let Some((cursors, occurs)) = daat::present_clauses(flat, cursor)? else {
         return Ok(());
     };
     exec(seg, cursors, occurs, None, sink, buf)
