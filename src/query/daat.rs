@@ -40,6 +40,24 @@ pub trait Scorer {
 /// The most impact reads [`TermScorer::bound_until`] spends on one range.
 const BOUND_STEPS: usize = 8;
 
+/// A decoded block of a [`TermScorer`], on the heap so that building
+/// and moving a scorer copies no kilobyte; the window loop keeps them
+/// from one search to the next ([`TermScorer::deferred`],
+/// [`TermScorer::into_buf`]).
+pub struct BlockBuf {
+    docs: [u32; BLOCK_LEN],
+    tfs: [u32; BLOCK_LEN],
+}
+
+impl Default for BlockBuf {
+    fn default() -> Self {
+        BlockBuf {
+            docs: [0; BLOCK_LEN],
+            tfs: [0; BLOCK_LEN],
+        }
+    }
+}
+
 /// Iterates one term's postings block by block; frequencies are decoded
 /// only when a document of the block is scored.
 pub struct TermScorer<'a> {
@@ -48,11 +66,11 @@ pub struct TermScorer<'a> {
     norms: Option<&'a [u8]>,
     block: usize,
     nblocks: usize,
-    docs: [u32; BLOCK_LEN],
-    tfs: [u32; BLOCK_LEN],
+    /// The decoded block's documents and frequencies.
+    buf: Box<BlockBuf>,
     len: usize,
     pos: usize,
-    /// The block whose frequencies `tfs` holds (`usize::MAX` for none):
+    /// The block whose frequencies `buf.tfs` holds (`usize::MAX` for none):
     /// the decoded one once a document of it is scored (a pending one's
     /// documents scored by rank read their frequencies one at a time,
     /// [`Self::score_of`]).
@@ -84,7 +102,7 @@ pub struct TermScorer<'a> {
 impl<'a> TermScorer<'a> {
     /// A scorer positioned on the term's first document.
     pub fn new(postings: Postings<'a>, weight: &'a TermWeight, norms: Option<&'a [u8]>) -> Self {
-        let mut s = Self::on_first_block(postings, weight, norms);
+        let mut s = Self::on_first_block(postings, weight, norms, Box::default());
         s.load(0);
         s
     }
@@ -94,13 +112,14 @@ impl<'a> TermScorer<'a> {
     /// [`Scorer::seek`] needs it, so a clause whose first block a search
     /// seeks past or passes by its bounds never decodes it, nor one of a
     /// query that cannot match in the segment (another required term
-    /// missing there).
+    /// missing there). Its block goes in `buf`, whatever it holds.
     pub fn deferred(
         postings: Postings<'a>,
         weight: &'a TermWeight,
         norms: Option<&'a [u8]>,
+        buf: Box<BlockBuf>,
     ) -> Self {
-        let mut s = Self::on_first_block(postings, weight, norms);
+        let mut s = Self::on_first_block(postings, weight, norms, buf);
         if postings.has_skip_data() {
             s.defer(0);
         } else {
@@ -110,10 +129,16 @@ impl<'a> TermScorer<'a> {
         s
     }
 
+    /// The scorer's block buffer, for another scorer.
+    pub fn into_buf(self) -> Box<BlockBuf> {
+        self.buf
+    }
+
     fn on_first_block(
         postings: Postings<'a>,
         weight: &'a TermWeight,
         norms: Option<&'a [u8]>,
+        buf: Box<BlockBuf>,
     ) -> Self {
         TermScorer {
             nblocks: postings.num_blocks(),
@@ -121,8 +146,7 @@ impl<'a> TermScorer<'a> {
             weight,
             norms,
             block: 0,
-            docs: [0; BLOCK_LEN],
-            tfs: [0; BLOCK_LEN],
+            buf,
             len: 0,
             pos: 0,
             tfs_of: usize::MAX,
@@ -146,7 +170,7 @@ impl<'a> TermScorer<'a> {
         if self.doc == NO_MORE {
             &[]
         } else {
-            &self.docs[self.pos..self.len]
+            &self.buf.docs[self.pos..self.len]
         }
     }
 
@@ -164,7 +188,7 @@ impl<'a> TermScorer<'a> {
         debug_assert!(!self.pending && pos >= self.pos && pos <= self.len);
         self.pos = pos;
         if pos < self.len {
-            self.doc = self.docs[pos];
+            self.doc = self.buf.docs[pos];
         } else {
             self.defer(self.block + 1);
         }
@@ -212,7 +236,7 @@ impl<'a> TermScorer<'a> {
         self.stopped = None;
         if !self.pending && b == self.block && b < self.nblocks && self.len > 0 {
             self.pos = 0;
-            self.doc = self.docs[0];
+            self.doc = self.buf.docs[0];
         } else {
             self.defer(b.min(self.nblocks));
         }
@@ -297,7 +321,7 @@ impl<'a> TermScorer<'a> {
         let p = &self.postings;
         if !p.has_skip_data() {
             // A single block, decoded when the scorer was made.
-            return match self.docs[..self.len].last() {
+            return match self.buf.docs[..self.len].last() {
                 Some(&last) if !self.is_exhausted() && last >= target => last.saturating_add(1),
                 _ => NO_MORE,
             };
@@ -373,12 +397,12 @@ impl<'a> TermScorer<'a> {
     pub fn tf(&mut self) -> u32 {
         debug_assert!(!self.pending && self.doc != NO_MORE);
         if self.tfs_of != self.block {
-            if let Err(e) = self.postings.decode_tfs_at(self.tfs_at, &mut self.tfs) {
+            if let Err(e) = self.postings.decode_tfs_at(self.tfs_at, &mut self.buf.tfs) {
                 self.err = Some(e);
             }
             self.tfs_of = self.block;
         }
-        self.tfs[self.pos]
+        self.buf.tfs[self.pos]
     }
 
     /// The current block's frequencies, all of them (decoded on first
@@ -386,7 +410,7 @@ impl<'a> TermScorer<'a> {
     #[inline]
     pub fn block_tfs(&mut self) -> &[u32] {
         self.tf();
-        &self.tfs[..self.len]
+        &self.buf.tfs[..self.len]
     }
 
     /// [`Self::block_rest`] with its documents' frequencies (decoded on
@@ -398,7 +422,7 @@ impl<'a> TermScorer<'a> {
         }
         self.tf();
         let r = self.pos..self.len;
-        (&self.docs[r.clone()], &self.tfs[r], self.norms)
+        (&self.buf.docs[r.clone()], &self.buf.tfs[r], self.norms)
     }
 
     /// The score of `doc` if the list holds it (the cursor at or before
@@ -409,7 +433,7 @@ impl<'a> TermScorer<'a> {
     /// block's documents not decoded.
     #[inline(always)]
     pub fn score_of(&mut self, doc: u32) -> Option<f32> {
-        let past = |s: &Self| s.pending || s.doc == NO_MORE || s.docs[s.len - 1] < doc;
+        let past = |s: &Self| s.pending || s.doc == NO_MORE || s.buf.docs[s.len - 1] < doc;
         match self.postings.presence() {
             Some(p) if past(self) => p.contains(doc).then(|| self.score_ranked(p, doc)),
             _ => (self.seek(doc) == doc).then(|| self.score()),
@@ -445,7 +469,8 @@ impl<'a> TermScorer<'a> {
         }
         let rank = p.count_between(self.block_start(b), doc);
         let tf = if self.tfs_of == b {
-            self.tfs
+            self.buf
+                .tfs
                 .get(rank)
                 .copied()
                 .ok_or(BadPostings("rank past the block"))
@@ -719,7 +744,7 @@ impl<'a> TermScorer<'a> {
     #[inline]
     fn find_in_block(&self, target: u32) -> usize {
         const STEPS: usize = 4;
-        let docs = &self.docs[..self.len];
+        let docs = &self.buf.docs[..self.len];
         let mut p = self.pos;
         for _ in 0..STEPS {
             match docs.get(p) {
@@ -739,9 +764,9 @@ impl<'a> TermScorer<'a> {
         if self.doc >= target {
             return self.doc;
         }
-        self.pos = kernels::find_next_geq(&self.docs[..self.len], self.pos, target);
+        self.pos = kernels::find_next_geq(&self.buf.docs[..self.len], self.pos, target);
         if self.pos < self.len {
-            self.doc = self.docs[self.pos];
+            self.doc = self.buf.docs[self.pos];
         } else {
             self.load(self.block + 1);
         }
@@ -775,7 +800,7 @@ impl<'a> TermScorer<'a> {
         }
         match self
             .postings
-            .decode_docs_at(b, &mut self.docs, &mut self.tfs)
+            .decode_docs_at(b, &mut self.buf.docs, &mut self.buf.tfs)
         {
             Ok((n, tfs_at)) => {
                 self.len = n;
@@ -784,7 +809,7 @@ impl<'a> TermScorer<'a> {
                     // A tail's frequencies come with its documents.
                     self.tfs_of = b;
                 }
-                self.doc = self.docs[0];
+                self.doc = self.buf.docs[0];
             }
             Err(e) => {
                 self.err = Some(e);
@@ -806,7 +831,7 @@ impl Scorer for TermScorer<'_> {
     fn advance(&mut self) -> u32 {
         self.pos += 1;
         if self.pos < self.len {
-            self.doc = self.docs[self.pos];
+            self.doc = self.buf.docs[self.pos];
         } else {
             self.load(self.block + 1);
         }
@@ -825,9 +850,9 @@ impl Scorer for TermScorer<'_> {
             if self.doc >= target {
                 return self.doc;
             }
-            if self.docs[self.len - 1] >= target {
+            if self.buf.docs[self.len - 1] >= target {
                 self.pos = self.find_in_block(target);
-                self.doc = self.docs[self.pos];
+                self.doc = self.buf.docs[self.pos];
                 return self.doc;
             }
         }
@@ -1055,7 +1080,7 @@ pub fn term_scorer<'a>(t: &'a TermNode, seg: &'a LiveSegment) -> Result<Option<T
 pub fn term_cursor<'a>(
     t: &'a TermNode,
     seg: &'a LiveSegment,
-    make: fn(Postings<'a>, &'a TermWeight, Option<&'a [u8]>) -> TermScorer<'a>,
+    make: impl FnOnce(Postings<'a>, &'a TermWeight, Option<&'a [u8]>) -> TermScorer<'a>,
 ) -> Result<Option<TermScorer<'a>>> {
     let r = &seg.reader;
     let Some(info) = t.info(seg) else {

@@ -79,7 +79,7 @@ use crate::format::postings::L2_BLOCKS;
 use crate::kernels;
 use crate::query::Occur;
 use crate::query::bm25::TermWeight;
-use crate::query::daat::{self, NO_MORE, Roles, Scorer, TermScorer};
+use crate::query::daat::{self, BlockBuf, NO_MORE, Roles, Scorer, TermScorer};
 use crate::query::phrase::{self, PhrasePositions, PhraseTerms};
 use crate::query::plan::{Node, TermNode};
 use crate::query::prune::{self, LeadPrune};
@@ -253,7 +253,14 @@ pub struct Buffers {
     /// The lead's second-level runs and blocks waiting by bound
     /// ([`Exec::lead_by_bound`]).
     by_bound: std::collections::BinaryHeap<u64>,
+    /// Term cursors' block buffers, given back when a segment's search
+    /// ends ([`TermScorer::deferred`]).
+    #[expect(clippy::vec_box, reason = "each box moves into a cursor and back")]
+    blocks: Vec<Box<BlockBuf>>,
 }
+
+/// The most block buffers [`Buffers`] keeps.
+const KEPT_BLOCKS: usize = 64;
 
 impl Buffers {
     /// Empty buffers; they grow on first use and are reused after.
@@ -340,7 +347,12 @@ pub fn run<S: Sink>(node: &Node, seg: &LiveSegment, sink: &mut S, buf: &mut Buff
             .collect(),
         other => return daat::run(other, seg, sink),
     };
-    let cursor = |t| daat::term_cursor(t, seg, TermScorer::deferred);
+    let blocks = &mut buf.blocks;
+    let cursor = |t| {
+        daat::term_cursor(t, seg, |p, w, n| {
+            TermScorer::deferred(p, w, n, blocks.pop().unwrap_or_default())
+        })
+    };
     let Some((cursors, occurs)) = daat::present_clauses(flat, cursor)? else {
         return Ok(());
     };
@@ -408,7 +420,13 @@ fn exec<'a, S: Sink>(
         None => ex.drive(&required, &should, sink),
     }
     let error = ex.phrase.as_ref().and_then(|p| p.error());
-    match error.or_else(|| ex.cursors.iter().find_map(|c| c.error())) {
+    let error = error.or_else(|| ex.cursors.iter().find_map(|c| c.error()));
+    for c in ex.cursors.drain(..) {
+        if ex.b.blocks.len() < KEPT_BLOCKS {
+            ex.b.blocks.push(c.into_buf());
+        }
+    }
+    match error {
         Some(e) => Err(seg.reader.bad(e)),
         None => Ok(()),
     }
