@@ -158,11 +158,20 @@ pub fn varint_bytes(mut v: u64, buf: &mut [u8; 10]) -> usize {
 /// Reads a LEB128 varint at `*pos`, advancing it; `None` when truncated or over-long.
 #[inline]
 pub fn get_varint(bytes: &[u8], pos: &mut usize) -> Option<u64> {
-    // Most varints (gaps, exception high bits, frequencies) fit one byte.
+    // Most varints (gaps, exception high bits, frequencies) fit one byte,
+    // and most others two (a rare term's gaps in a short list's tail,
+    // 128 to 16,383: synthetic 200,000 documents in eight segments,
+    // rare-3 AND 130.1k -> 113.8k instructions a query with this path).
     let first = *bytes.get(*pos)?;
     if first < 0x80 {
         *pos += 1;
         return Some(u64::from(first));
+    }
+    if let Some(&second) = bytes.get(*pos + 1)
+        && second < 0x80
+    {
+        *pos += 2;
+        return Some(u64::from(first & 0x7f) | u64::from(second) << 7);
     }
     get_varint_long(bytes, pos)
 }
