@@ -623,7 +623,6 @@ impl<'a> PforRun<'a> {
     }
 }
 
-/// Skips a run written by [`put_pfor`] at `*pos`.
 /// Value `i` of the 128 that `BitPacker4x` packed `bits` wide into
 /// `packed` (`16 * bits` bytes): value `i` is row `i / 4` of lane `i % 4`;
 /// a lane's rows are packed low bits first into its 32-bit words, and
@@ -650,6 +649,7 @@ fn packed_value(packed: &[u8], bits: u8, i: usize) -> u32 {
     (v & ((1u64 << bits) - 1)) as u32
 }
 
+/// Skips a run written by [`put_pfor`] at `*pos`.
 fn skip_pfor(bytes: &[u8], pos: &mut usize) -> Result<(), BadPostings> {
     let bits = *bytes
         .get(*pos)
