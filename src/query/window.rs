@@ -78,7 +78,6 @@ use crate::error::Result;
 use crate::format::postings::L2_BLOCKS;
 use crate::kernels;
 use crate::query::Occur;
-use crate::query::bm25::TermWeight;
 use crate::query::daat::{self, BlockBuf, NO_MORE, Roles, Scorer, TermScorer};
 use crate::query::phrase::{self, PhrasePositions, PhraseTerms};
 use crate::query::plan::{Node, TermNode};
@@ -738,7 +737,7 @@ impl Exec<'_, '_> {
     }
 
     /// [`Self::lead_key_limit`] and the frequency threshold at the lead
-    /// block's least norm, for candidates checked one by one.
+    /// block's least norm, for the lead's documents thinned in bulk.
     #[inline]
     fn lead_limits(&mut self, lead: usize, floor: f32) -> (f32, u32) {
         let key_limit = self.lead_key_limit(lead, floor);
@@ -748,10 +747,8 @@ impl Exec<'_, '_> {
 
     /// Whether `doc`, a match of the current window, may beat `floor`:
     /// false when its lead's exact score plus the other clauses' window
-    /// bounds (summed in clause order) cannot, decided by one compare
-    /// against the window's limit, and first, by its frequency alone,
-    /// against the threshold of the lead block's least norm. True without
-    /// a lead.
+    /// bounds (summed in clause order) cannot. True without a lead, and
+    /// for a match of a window thinned under the same floor.
     #[inline]
     fn competes(&mut self, doc: u32, floor: f32) -> bool {
         let Some(lead) = self.lead else {
@@ -760,14 +757,16 @@ impl Exec<'_, '_> {
         if self.thinned == Some(floor.to_bits()) || self.scores_alone {
             return true;
         }
-        let (limit, min_tf) = self.lead_limits(lead, floor);
-        if limit == f32::NEG_INFINITY {
-            return true;
-        }
+        // Checked directly rather than by a limit found for this floor:
+        // a floor that rose since the window was thinned (or while it
+        // fills the sink, with every offer) would need a new limit, a
+        // search of about 550 instructions, for a few matches each.
+        self.window_bounds(lead);
         let c = &mut self.cursors[lead];
         c.seek(doc);
         let tf = c.tf();
-        lead_competes(c.weight(), (limit, min_tf), tf, c.norm(doc))
+        let score = c.weight().score(tf, c.norm(doc));
+        prune::sum_with(&self.b.bounds, lead, score) > floor
     }
 
     /// Fills `matches` with those of the lead's next `n` documents that
@@ -2315,15 +2314,6 @@ fn mask_bounds(
     for (t, &s) in table[..n].iter_mut().zip(&sums[..n]) {
         *t = s > floor;
     }
-}
-
-/// Whether a lead document with frequency `tf` and norm byte `norm` may
-/// compete under a window's `(key limit, min_tf)`: by its frequency first,
-/// then by its score's key against the key limit (the same decision as
-/// its score against the limit, without the division).
-#[inline]
-fn lead_competes(w: &TermWeight, (key_limit, min_tf): (f32, u32), tf: u32, norm: u8) -> bool {
-    tf >= min_tf && w.key(tf, norm) > key_limit
 }
 
 /// The indexes of the set bits of `mask`, ascending.
