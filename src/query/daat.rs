@@ -243,17 +243,52 @@ impl<'a> TermScorer<'a> {
     }
 
     /// [`Self::goto_block`] to the first block that may hold `target` (the
-    /// first whose last document is at least `target`), found by a binary
-    /// search over the skip data from the list's start whose steps are
-    /// conditional moves ([`Postings::first_block_to`]: its targets come
-    /// in no order, so a branch per step would be mispredicted half the
-    /// time).
+    /// first whose last document is at least `target`), from any block.
+    /// A list's documents spread over it about evenly, so the block at the
+    /// target's share of the list's last document is a guess a few blocks
+    /// off: steps doubling away from it bracket the block, and a binary
+    /// search whose steps are conditional moves finds it there
+    /// ([`Postings::first_block_to`]: targets come in no order, so a
+    /// branch per step would be mispredicted half the time). A search of
+    /// the whole skip data touched a cache line a step, each a miss for a
+    /// conjunction led in bound order (seq-2 AND lower-bound, synthetic
+    /// 200,000 documents: 2 % less time, 0.3 % fewer instructions).
     pub fn rewind_to(&mut self, target: u32) {
         let p = &self.postings;
         if !p.has_skip_data() {
             return self.goto_block(0);
         }
-        self.goto_block(p.first_block_to(0..self.nblocks, target));
+        let n = self.nblocks;
+        let last = p.last_doc(n - 1).unwrap_or(u32::MAX);
+        let guess = ((u64::from(target) * n as u64) / (u64::from(last) + 1)) as usize;
+        let before = |b: usize| p.last_doc(b).is_some_and(|l| l < target);
+        let g = guess.min(n - 1);
+        // Every block before `lo` ends before the target; `hi` (or `n`)
+        // does not.
+        let (mut lo, mut hi) = (g + 1, n);
+        let mut step = 1;
+        if before(g) {
+            while g + step < n {
+                if !before(g + step) {
+                    hi = g + step;
+                    break;
+                }
+                lo = g + step + 1;
+                step *= 2;
+            }
+        } else {
+            (lo, hi) = (0, g);
+            while hi > 0 {
+                let probe = hi.saturating_sub(step);
+                if before(probe) {
+                    lo = probe + 1;
+                    break;
+                }
+                hi = probe;
+                step *= 2;
+            }
+        }
+        self.goto_block(p.first_block_to(lo..hi, target));
     }
 
     /// Passes the pending block and the `n - 1` after it without decoding
@@ -1117,5 +1152,47 @@ pub fn run<S: Sink>(node: &Node, seg: &LiveSegment, sink: &mut S) -> Result<()> 
     match s.error() {
         Some(e) => Err(seg.reader.bad(e)),
         None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::postings;
+
+    /// `rewind_to` lands on the first block whose last document is at
+    /// least the target, for every target, wherever its guess from the
+    /// list's spread falls: lists spread evenly, bunched at either end,
+    /// and in clusters far apart.
+    #[test]
+    fn rewind_finds_the_first_block_that_may_hold_a_target() {
+        let max_doc = 1 << 20;
+        let lists: [Vec<u32>; 4] = [
+            (0..5_000).map(|i| i * 200).collect(),
+            (0..5_000).chain(max_doc - 10..max_doc).collect(),
+            (0..10).chain(max_doc - 5_000..max_doc).collect(),
+            (0..8)
+                .flat_map(|c| (0..700).map(move |i| c * 130_000 + i * 3))
+                .collect(),
+        ];
+        let factors = [1.0f32; 256];
+        let weight = TermWeight::new(u64::from(max_doc), 5_000, u64::from(max_doc) * 10, false);
+        for docs in &lists {
+            let tfs = vec![1; docs.len()];
+            let mut region = Vec::new();
+            postings::encode(docs, &tfs, max_doc, |_| 0, &factors, &mut region).unwrap();
+            let p = Postings::parse(&region, docs.len() as u32, max_doc).unwrap();
+            assert!(p.has_skip_data());
+            let mut c = TermScorer::new(p, &weight, None);
+            let mut targets: Vec<u32> = docs.iter().flat_map(|&d| [d, d + 1]).collect();
+            targets.extend([0, max_doc - 1, max_doc, u32::MAX]);
+            for &t in targets.iter().rev().chain(&targets) {
+                c.rewind_to(t);
+                let want = (0..p.num_blocks())
+                    .find(|&b| p.last_doc(b).is_some_and(|l| l >= t))
+                    .unwrap_or(p.num_blocks());
+                assert_eq!(c.block(), want, "target {t}");
+            }
+        }
     }
 }
