@@ -1133,3 +1133,88 @@ fn bound_order_moves_a_short_excluded_list_back() {
     };
     assert_eq!(bits(&run(ExecMode::Auto)), bits(&run(ExecMode::Exhaustive)));
 }
+
+/// Unions of two and three terms too sparse for a union's bitset windows
+/// (fewer postings than 64-document words in a window), which share some
+/// documents (two of them, or all three), with lengths and frequencies
+/// that vary, as many documents each (so that a document of one ties
+/// with a document of another), and deletions among the shared ones: the
+/// same bits, order and totals as the exhaustive path, in several clause
+/// orders, one segment and several.
+#[test]
+fn a_sparse_union_of_a_few_terms_returns_the_same_bits() {
+    for segment_docs in [None, Some(9000)] {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut w, id, body) = common::id_body_writer(dir.path(), segment_docs);
+        for i in 0..40_000u32 {
+            let mut d = Document::new();
+            d.add_i64(id, i64::from(i));
+            // Lengths repeat every 7 documents, so equal documents tie.
+            let mut text = vec!["filler"; 3 + (i as usize % 7) * 5];
+            // Each term every 150 documents, 50 apart, on the next one's
+            // every 3,000th, and all three on every 9,000th from 25.
+            for (term, at, next) in [("ra", 0, 50), ("rb", 50, 100), ("rc", 100, 0)] {
+                if i % 150 == at || i % 3000 == next || i % 9000 == 25 {
+                    let tf = 1 + (i / 150) as usize % 3;
+                    text.extend(std::iter::repeat_n(term, tf));
+                }
+            }
+            d.add_str(body, &text.join(" "));
+            w.add_document(&d).unwrap();
+        }
+        w.commit().unwrap();
+        let s = Searcher::open(dir.path()).unwrap();
+        let check = |deletes: bool| {
+            for text in [
+                "ra rb", "rb ra", "ra rc", "ra rb rc", "rc rb ra", "rb rc ra",
+            ] {
+                let q = Query::matching(body, text, Operator::Or);
+                let ks = [1, 2, 3, 5, 10, 20, 25, 30, 40, 60, 100, 200];
+                let cases = ks
+                    .iter()
+                    .flat_map(|&k| [(k, TotalMode::Exact), (k, TotalMode::LowerBound)]);
+                for (k, total) in cases {
+                    let req = SearchRequest {
+                        offset: 0,
+                        limit: k,
+                        sort: None,
+                        total,
+                    };
+                    let s = Searcher::open(dir.path()).unwrap();
+                    let run = |exec| {
+                        s.clone()
+                            .with_options(SearchOptions {
+                                exec,
+                                ..SearchOptions::default()
+                            })
+                            .search(&q, &req)
+                            .unwrap()
+                    };
+                    let (want, got) = (run(ExecMode::Exhaustive), run(ExecMode::Auto));
+                    let bits = |h: &Hits| -> Vec<(u64, u32)> {
+                        h.hits.iter().map(|h| (h.doc, h.score.to_bits())).collect()
+                    };
+                    let ctx = format!("{text} k {k} {total:?} {segment_docs:?} deletes {deletes}");
+                    assert!(want.hits.len() == k, "{ctx}");
+                    assert_eq!(bits(&got), bits(&want), "{ctx}");
+                    if total == TotalMode::Exact {
+                        assert_eq!(got.total_hits, want.total_hits, "{ctx}");
+                    } else {
+                        assert!(got.total_hits <= want.total_hits, "{ctx}");
+                    }
+                }
+            }
+        };
+        check(false);
+        drop(s);
+        // Every other document two terms share, one of those all three
+        // do, and some of each term's own go.
+        let shared = [0, 50, 100].map(|o| (o..40_000i64).step_by(6000));
+        let own = (300..40_000).step_by(1500).chain([9025]);
+        for i in shared.into_iter().flatten().chain(own) {
+            w.delete_term(id, &Value::I64(i)).unwrap();
+        }
+        w.commit().unwrap();
+        check(true);
+    }
+}
