@@ -1119,19 +1119,25 @@ fn bound_order_moves_a_short_excluded_list_back() {
         sort: None,
         total: TotalMode::LowerBound,
     };
-    let run = |exec| {
-        s.clone()
-            .with_options(SearchOptions {
-                exec,
-                ..SearchOptions::default()
-            })
-            .search(&q, &req)
-            .unwrap()
+    let run = |exec| search_with(&s, &q, &req, exec);
+    assert_eq!(
+        hit_bits(&run(ExecMode::Auto)),
+        hit_bits(&run(ExecMode::Exhaustive))
+    );
+}
+
+/// `q` searched with execution path `exec`.
+fn search_with(s: &Searcher, q: &Query, req: &SearchRequest, exec: ExecMode) -> Hits {
+    let options = SearchOptions {
+        exec,
+        ..SearchOptions::default()
     };
-    let bits = |h: &Hits| -> Vec<(u64, u32)> {
-        h.hits.iter().map(|h| (h.doc, h.score.to_bits())).collect()
-    };
-    assert_eq!(bits(&run(ExecMode::Auto)), bits(&run(ExecMode::Exhaustive)));
+    s.clone().with_options(options).search(q, req).unwrap()
+}
+
+/// Each hit's document and score bits, in order.
+fn hit_bits(h: &Hits) -> Vec<(u64, u32)> {
+    h.hits.iter().map(|h| (h.doc, h.score.to_bits())).collect()
 }
 
 /// Unions of two and three terms too sparse for a union's bitset windows
@@ -1181,22 +1187,11 @@ fn a_sparse_union_of_a_few_terms_returns_the_same_bits() {
                         total,
                     };
                     let s = Searcher::open(dir.path()).unwrap();
-                    let run = |exec| {
-                        s.clone()
-                            .with_options(SearchOptions {
-                                exec,
-                                ..SearchOptions::default()
-                            })
-                            .search(&q, &req)
-                            .unwrap()
-                    };
+                    let run = |exec| search_with(&s, &q, &req, exec);
                     let (want, got) = (run(ExecMode::Exhaustive), run(ExecMode::Auto));
-                    let bits = |h: &Hits| -> Vec<(u64, u32)> {
-                        h.hits.iter().map(|h| (h.doc, h.score.to_bits())).collect()
-                    };
                     let ctx = format!("{text} k {k} {total:?} {segment_docs:?} deletes {deletes}");
                     assert!(want.hits.len() == k, "{ctx}");
-                    assert_eq!(bits(&got), bits(&want), "{ctx}");
+                    assert_eq!(hit_bits(&got), hit_bits(&want), "{ctx}");
                     if total == TotalMode::Exact {
                         assert_eq!(got.total_hits, want.total_hits, "{ctx}");
                     } else {
