@@ -265,18 +265,11 @@ impl<'a> TermScorer<'a> {
         let g = guess.min(n - 1);
         // Every block before `lo` ends before the target; `hi` (or `n`)
         // does not.
-        let (mut lo, mut hi) = (g + 1, n);
-        let mut step = 1;
+        let (mut lo, mut hi);
         if before(g) {
-            while g + step < n {
-                if !before(g + step) {
-                    hi = g + step;
-                    break;
-                }
-                lo = g + step + 1;
-                step *= 2;
-            }
+            (lo, hi) = self.gallop_from(g + 1, target);
         } else {
+            let mut step = 1;
             (lo, hi) = (0, g);
             while hi > 0 {
                 let probe = hi.saturating_sub(step);
@@ -376,25 +369,12 @@ impl<'a> TermScorer<'a> {
         let p = &self.postings;
         let before = |b: usize| p.last_doc(b).is_some_and(|l| l < target);
         let hint = self.shallow.get();
-        let mut lo = if hint > self.block && hint <= self.nblocks && before(hint - 1) {
+        let lo = if hint > self.block && hint <= self.nblocks && before(hint - 1) {
             hint
         } else {
             self.block
         };
-        // Invariant: every block before `lo` ends before `target`; `hi`
-        // (or `nblocks`) does not.
-        let mut step = 1;
-        let mut hi = loop {
-            let probe = lo + step;
-            if probe >= self.nblocks {
-                break self.nblocks;
-            }
-            if !before(probe) {
-                break probe;
-            }
-            lo = probe + 1;
-            step *= 2;
-        };
+        let (mut lo, mut hi) = self.gallop_from(lo, target);
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
             if before(mid) {
@@ -405,6 +385,27 @@ impl<'a> TermScorer<'a> {
         }
         self.shallow.set(lo);
         lo
+    }
+
+    /// Brackets the first block whose last document is `>= target`,
+    /// galloping forward from `lo`, before which every block ends before
+    /// it: `(lo, hi)` with every block before `lo` ending before `target`
+    /// and block `hi` not (or `hi == nblocks`).
+    fn gallop_from(&self, mut lo: usize, target: u32) -> (usize, usize) {
+        let before = |b: usize| self.postings.last_doc(b).is_some_and(|l| l < target);
+        let mut step = 1;
+        let hi = loop {
+            let probe = lo + step;
+            if probe >= self.nblocks {
+                break self.nblocks;
+            }
+            if !before(probe) {
+                break probe;
+            }
+            lo = probe + 1;
+            step *= 2;
+        };
+        (lo, hi)
     }
 
     /// The postings iterated.
@@ -458,6 +459,16 @@ impl<'a> TermScorer<'a> {
         self.tf();
         let r = self.pos..self.len;
         (&self.buf.docs[r.clone()], &self.buf.tfs[r], self.norms)
+    }
+
+    /// The scores of the current block's next `n` documents, from the
+    /// current one on (frequencies decoded on first use in a block).
+    #[inline]
+    pub fn rest_scores(&mut self, n: usize) -> impl Iterator<Item = f32> + '_ {
+        let w = self.weight;
+        let (docs, tfs, norms) = self.rest_with_tfs();
+        let score = move |(&d, &tf): (&u32, &u32)| w.score(tf, norms.map_or(0, |v| v[d as usize]));
+        docs[..n].iter().zip(&tfs[..n]).map(score)
     }
 
     /// The score of `doc` if the list holds it (the cursor at or before

@@ -1987,19 +1987,16 @@ impl Exec<'_, '_> {
             if n == 0 {
                 continue;
             }
-            let w = c.weight();
-            let (docs, tfs, norms) = c.rest_with_tfs();
-            let docs = &docs[..n];
-            let score = |(&d, &tf): (&u32, &u32)| w.score(tf, norms.map_or(0, |v| v[d as usize]));
             if matches.is_empty() {
                 // The first clause read: its documents and scores are the
                 // union so far.
-                matches.extend_from_slice(docs);
-                sums.extend(docs.iter().zip(&tfs[..n]).map(|x| absent + score(x)));
+                sums.extend(c.rest_scores(n).map(|s| absent + s));
+                matches.extend_from_slice(&c.block_rest()[..n]);
                 continue;
             }
             scores.clear();
-            scores.extend(docs.iter().zip(&tfs[..n]).map(score));
+            scores.extend(c.rest_scores(n));
+            let docs = &c.block_rest()[..n];
             tmp.clear();
             tmp_sums.clear();
             kernels::union_sum_into((matches, sums), (docs, scores), absent, (tmp, tmp_sums));
@@ -2065,10 +2062,8 @@ impl Exec<'_, '_> {
         scores.clear();
         for (j, &i) in should.iter().enumerate() {
             let c = &mut self.cursors[i];
-            let (w, n) = (c.weight(), ends[i] - c.pos());
-            let (docs, tfs, norms) = c.rest_with_tfs();
-            let score = |(&d, &tf): (&u32, &u32)| w.score(tf, norms.map_or(0, |v| v[d as usize]));
-            scores.extend(docs[..n].iter().zip(&tfs[..n]).map(score));
+            let n = ends[i] - c.pos();
+            scores.extend(c.rest_scores(n));
             starts[j + 1] = scores.len();
         }
         let part = |j: usize| {
