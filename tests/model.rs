@@ -1140,6 +1140,96 @@ fn hit_bits(h: &Hits) -> Vec<(u64, u32)> {
     h.hits.iter().map(|h| (h.doc, h.score.to_bits())).collect()
 }
 
+/// Unions of two to four terms dense enough for a union's bitset windows
+/// (a posting or more per 64 documents), with and without a presence
+/// bitmap, sharing some documents (two, three or all four terms), with
+/// lengths and frequencies that vary (a few documents of each term alone
+/// score high enough to compete with the shared ones, and equal
+/// documents tie), and deletions among both: the same bits, order and
+/// totals as the exhaustive path, in several clause orders, one segment
+/// and several.
+#[test]
+fn a_dense_union_of_a_few_terms_returns_the_same_bits() {
+    for segment_docs in [None, Some(7000)] {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut w, id, body) = common::id_body_writer(dir.path(), segment_docs);
+        let holds = |term: &str, i: u32| match term {
+            // About one document in 17 and in 18: no presence bitmap.
+            "da" => i.is_multiple_of(29) || i % 41 == 5 || i % 97 == 11,
+            "db" => i % 31 == 7 || i.is_multiple_of(43) || i % 97 == 11,
+            "dd" => i % 37 == 3 || i % 97 == 11 || i.is_multiple_of(29),
+            // One in 5: a bitmap.
+            _ => i % 5 == 1,
+        };
+        for i in 0..30_000u32 {
+            let mut d = Document::new();
+            d.add_i64(id, i64::from(i));
+            // Lengths repeat every 7 documents, so equal documents tie.
+            let mut text = vec!["filler"; 3 + (i as usize % 7) * 5];
+            for term in ["da", "db", "dc", "dd"] {
+                if holds(term, i) {
+                    let tf = if i % 1000 < 40 {
+                        9
+                    } else {
+                        1 + (i / 7) as usize % 3
+                    };
+                    text.extend(std::iter::repeat_n(term, tf));
+                }
+            }
+            d.add_str(body, &text.join(" "));
+            w.add_document(&d).unwrap();
+        }
+        w.commit().unwrap();
+        let check = |deletes: bool| {
+            let s = Searcher::open(dir.path()).unwrap();
+            let texts = [
+                "da db",
+                "db da",
+                "da dc",
+                "dc db",
+                "da db dd",
+                "dd dc da",
+                "dd da db dc",
+            ];
+            for text in texts {
+                let q = Query::matching(body, text, Operator::Or);
+                let ks = [1, 3, 10, 25, 100, 400];
+                let cases = ks
+                    .iter()
+                    .flat_map(|&k| [(k, TotalMode::Exact), (k, TotalMode::LowerBound)]);
+                for (k, total) in cases {
+                    let req = SearchRequest {
+                        offset: 0,
+                        limit: k,
+                        sort: None,
+                        total,
+                    };
+                    let run = |exec| search_with(&s, &q, &req, exec);
+                    let (want, got) = (run(ExecMode::Exhaustive), run(ExecMode::Auto));
+                    let ctx = format!("{text} k {k} {total:?} {segment_docs:?} deletes {deletes}");
+                    assert!(want.hits.len() == k, "{ctx}");
+                    assert_eq!(hit_bits(&got), hit_bits(&want), "{ctx}");
+                    if total == TotalMode::Exact {
+                        assert_eq!(got.total_hits, want.total_hits, "{ctx}");
+                    } else {
+                        assert!(got.total_hits <= want.total_hits, "{ctx}");
+                    }
+                }
+            }
+        };
+        check(false);
+        // Shared documents, and documents of one term that score high.
+        let gone = (0..30_000u32).filter(|&i| {
+            (holds("da", i) && holds("db", i) && i % 3 == 0) || (i % 1000 < 40 && i % 4 == 1)
+        });
+        for i in gone {
+            w.delete_term(id, &Value::I64(i64::from(i))).unwrap();
+        }
+        w.commit().unwrap();
+        check(true);
+    }
+}
+
 /// Unions of two and three terms too sparse for a union's bitset windows
 /// (fewer postings than 64-document words in a window), which share some
 /// documents (two of them, or all three), with lengths and frequencies

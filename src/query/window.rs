@@ -78,6 +78,7 @@ use crate::error::Result;
 use crate::format::postings::{BLOCK_LEN, L2_BLOCKS};
 use crate::kernels;
 use crate::query::Occur;
+use crate::query::bm25::TermWeight;
 use crate::query::daat::{self, BlockBuf, NO_MORE, Roles, Scorer, TermScorer};
 use crate::query::phrase::{self, PhrasePositions, PhraseTerms};
 use crate::query::plan::{Node, TermNode};
@@ -789,22 +790,8 @@ impl Exec<'_, '_> {
         }
         self.thinned = Some(floor.to_bits());
         let (docs, tfs, norms) = c.rest_with_tfs();
-        match norms {
-            // Every document's key in bulk, 8 at a time.
-            Some(norms) => {
-                let (docs, tfs) = (&docs[..n], &tfs[..n]);
-                let limits = (limit, min_tf);
-                kernels::keys_above((docs, tfs), (norms, &w.inv), limits, &mut self.b.matches);
-            }
-            // A field without norms: every document's factor is norm 0's.
-            None => {
-                let keep = docs[..n]
-                    .iter()
-                    .zip(&tfs[..n])
-                    .filter(|&(_, &tf)| w.key(tf, 0) > limit);
-                self.b.matches.extend(keep.map(|(&d, _)| d));
-            }
-        }
+        let part = (&docs[..n], &tfs[..n], norms);
+        keys_above(part, w, (limit, min_tf), &mut self.b.matches);
         n - self.b.matches.len()
     }
 
@@ -1513,8 +1500,12 @@ impl Exec<'_, '_> {
                 }
                 if scored {
                     // Counted there too.
-                    let ess = (essential, floor);
-                    self.score_window(should, &ends, (base, words), ess, false, sink);
+                    if (2..=PART_CLAUSES).contains(&should.len()) && floor.is_some() {
+                        self.score_few(should, &ends, (base, words), sink);
+                    } else {
+                        let ess = (essential, floor);
+                        self.score_window(should, &ends, (base, words), ess, false, sink);
+                    }
                 } else {
                     // Offer the union of what each clause keeps after the
                     // filter, from the essential clauses.
@@ -1907,6 +1898,141 @@ impl Exec<'_, '_> {
                 let sum = std::mem::take(&mut self.b.acc[x]);
                 let decoded = (!exact).then_some((essential, probes));
                 self.offer_sum(sink, (base + x as u32, sum), decoded, bound_rest);
+            }
+        }
+    }
+
+    /// [`Self::score_window`] for a dense window of two to
+    /// [`PART_CLAUSES`] clauses (`should`, in clause order), nothing
+    /// excluded, once the sink has a floor, without a byte per posting
+    /// set or read: the documents two or more clauses hold are found by
+    /// the intersection kernel, each pair of clauses, and each is scored
+    /// when its clauses' window bounds summed may beat the floor (the
+    /// table of [`mask_bounds`]); a document one clause holds alone is
+    /// looked at only when that clause's bound may, thinned by its key in
+    /// bulk first ([`kernels::keys_above`]). The window counts its
+    /// postings less those of a shared document past its first (with
+    /// deletions, [`Self::count_parts`]). Each sum is [`Self::score`]'s
+    /// (clause order); the sink sees them out of order ([`AnyOrder`]).
+    fn score_few<S: Sink>(
+        &mut self,
+        should: &[usize],
+        ends: &[usize],
+        (base, words): (u32, usize),
+        sink: &mut S,
+    ) {
+        let n = should.len();
+        debug_assert!((2..=PART_CLAUSES).contains(&n) && should.is_sorted());
+        debug_assert!(self.must_not.is_empty());
+        let deletes = self.seg.deletes.is_some();
+        let deleted = deletes.then(|| self.count_parts(should, ends, (base, words)));
+        let seg = self.seg;
+        let mut clauses = self.cursors.iter_mut().enumerate();
+        let mut parts = should.iter().map(|&i| {
+            let c = clauses
+                .find_map(|(j, c)| (j == i).then_some(c))
+                .expect("a clause");
+            let (len, w, least) = (ends[i] - c.pos(), c.weight(), c.block_min_norm());
+            let (docs, tfs, norms) = c.rest_with_tfs();
+            let (docs, tfs) = (&docs[..len], &tfs[..len]);
+            Part {
+                docs,
+                tfs,
+                norms,
+                w,
+                least,
+            }
+        });
+        let first = parts.next().expect("two clauses or more");
+        let mut all = [first; PART_CLAUSES];
+        for (slot, part) in all[1..].iter_mut().zip(parts) {
+            *slot = part;
+        }
+        let parts = &all[..n];
+        let Buffers {
+            matches: shared,
+            hits: kept,
+            all: pair,
+            tmp,
+            bounds,
+            ..
+        } = &mut *self.b;
+        shared.clear();
+        for j in 1..n {
+            for p in 0..j {
+                if (p, j) == (0, 1) {
+                    kernels::intersect_into(parts[p].docs, parts[j].docs, shared);
+                } else {
+                    pair.clear();
+                    kernels::intersect_into(parts[p].docs, parts[j].docs, pair);
+                    tmp.clear();
+                    kernels::union_into(shared, pair, tmp);
+                    std::mem::swap(shared, tmp);
+                }
+            }
+        }
+        let sink = &mut AnyOrder(sink);
+        let floor = sink.floor();
+        let mut table = [true; 1 << MASK_CLAUSES];
+        if let Some(floor) = floor {
+            let (slot, _) = mask_slots(should, |_| true);
+            mask_bounds(should, |_| true, &slot, bounds, floor, &mut table);
+        }
+        // The shared documents: their sets (a bit per clause), scored
+        // when they may compete, and the postings past each one's first.
+        let mut at = [0usize; PART_CLAUSES];
+        let mut repeats = 0;
+        let mut floor = floor;
+        for &d in shared.iter() {
+            let mut set = 0usize;
+            for (j, part) in parts.iter().enumerate() {
+                at[j] = kernels::find_next_geq(part.docs, at[j], d);
+                set |= usize::from(part.docs.get(at[j]) == Some(&d)) << j;
+            }
+            repeats += set.count_ones() as usize - 1;
+            if !table[set] || seg.is_deleted(d) {
+                continue;
+            }
+            let sum = bits(set as u64).fold(0.0f32, |s, j| s + parts[j].score(at[j]));
+            if floor.is_none_or(|floor| sum > floor) {
+                sink.offer(d, || sum);
+                floor = sink.floor();
+            }
+        }
+        let postings: usize = parts.iter().map(|p| p.docs.len()).sum();
+        sink.count(deleted.unwrap_or(postings - repeats));
+        // Each clause's documents alone, by their key against the floor
+        // as it stands.
+        for part in parts
+            .iter()
+            .enumerate()
+            .filter_map(|(j, p)| table[1 << j].then_some(p))
+        {
+            let w = part.w;
+            let (limit, min_tf) = match floor {
+                Some(floor) => {
+                    let limit = prune::key_limit(floor, w);
+                    (
+                        limit,
+                        prune::min_tf_of_key(limit, w.inv[usize::from(part.least)]),
+                    )
+                }
+                None => (f32::NEG_INFINITY, 0),
+            };
+            kept.clear();
+            keys_above((part.docs, part.tfs, part.norms), w, (limit, min_tf), kept);
+            let (mut x, mut y) = (0, 0);
+            for &d in kept.iter() {
+                y = kernels::find_next_geq(shared, y, d);
+                if shared.get(y) == Some(&d) || seg.is_deleted(d) {
+                    continue;
+                }
+                x = kernels::find_next_geq(part.docs, x, d);
+                let sum = part.score(x);
+                if floor.is_none_or(|floor| sum > floor) {
+                    sink.offer(d, || sum);
+                    floor = sink.floor();
+                }
             }
         }
     }
@@ -2352,6 +2478,26 @@ impl WordRun {
     }
 }
 
+/// A clause's part of a dense union window ([`Exec::score_few`]).
+#[derive(Clone, Copy)]
+struct Part<'a> {
+    docs: &'a [u32],
+    tfs: &'a [u32],
+    norms: Option<&'a [u8]>,
+    w: &'a TermWeight,
+    /// The least norm byte of the clause's block.
+    least: u8,
+}
+
+impl Part<'_> {
+    /// The clause's score of its `x`th document.
+    #[inline]
+    fn score(&self, x: usize) -> f32 {
+        let norm = self.norms.map_or(0, |v| v[self.docs[x] as usize]);
+        self.w.score(self.tfs[x], norm)
+    }
+}
+
 /// Each of the `decoded` clauses' bit in a union window document's set,
 /// by clause (in clause order, the last bit shared from the
 /// [`MASK_CLAUSES`]th on), and how many clauses the last bit stands for.
@@ -2421,6 +2567,29 @@ fn bits(mask: u64) -> impl Iterator<Item = usize> {
             i
         })
     })
+}
+
+/// Appends to `out` each of `docs` (with their frequencies `tfs` and the
+/// field's `norms`) whose key under `w` is above `limit`
+/// ([`kernels::keys_above`]; those under `min_tf` are not looked at).
+fn keys_above(
+    (docs, tfs, norms): (&[u32], &[u32], Option<&[u8]>),
+    w: &TermWeight,
+    (limit, min_tf): (f32, u32),
+    out: &mut Vec<u32>,
+) {
+    match norms {
+        // Every document's key in bulk, 8 at a time.
+        Some(norms) => kernels::keys_above((docs, tfs), (norms, &w.inv), (limit, min_tf), out),
+        // A field without norms: every document's factor is norm 0's.
+        None => {
+            let keep = docs
+                .iter()
+                .zip(tfs)
+                .filter(|&(_, &tf)| w.key(tf, 0) > limit);
+            out.extend(keep.map(|(&d, _)| d));
+        }
+    }
 }
 
 /// How many of the ascending `docs` are below `end`.
