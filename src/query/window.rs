@@ -75,7 +75,7 @@
 
 use crate::collect::{AnyOrder, Counted, Sink, Window};
 use crate::error::Result;
-use crate::format::postings::{BLOCK_LEN, L2_BLOCKS};
+use crate::format::postings::L2_BLOCKS;
 use crate::kernels;
 use crate::query::Occur;
 use crate::query::bm25::TermWeight;
@@ -1841,25 +1841,15 @@ impl Exec<'_, '_> {
                 !(alone << 1).wrapping_sub(1)
             };
             let (docs, tfs, norms) = c.rest_with_tfs();
-            // The clause's documents whose set may compete, picked without
-            // a branch on the set (most are not, in no pattern).
-            // A window lies within each clause's block.
-            debug_assert!(n <= BLOCK_LEN);
-            let (mut picked, mut sets) = ([0u8; BLOCK_LEN], [0u8; BLOCK_LEN]);
-            let mut k = 0;
-            for (j, &d) in docs[..n].iter().enumerate() {
+            let mut run = WordRun::default();
+            for (&d, &tf) in docs[..n].iter().zip(&tfs[..n]) {
                 let x = d - base;
                 let m = masks[at(x)];
                 let keep = table[usize::from(m)];
-                masks[at(x)] = m & u8::from(keep & (m & later != 0)).wrapping_neg();
-                picked[k & (BLOCK_LEN - 1)] = j as u8;
-                sets[k & (BLOCK_LEN - 1)] = m;
-                k += usize::from(keep);
-            }
-            let mut run = WordRun::default();
-            for (&j, &m) in picked[..k].iter().zip(&sets[..k]) {
-                let (d, tf) = (docs[usize::from(j)], tfs[usize::from(j)]);
-                let x = d - base;
+                masks[at(x)] = if keep && m & later != 0 { m } else { 0 };
+                if !keep {
+                    continue;
+                }
                 let key = w.key(tf, norms.map_or(0, |v| v[d as usize]));
                 if m == alone && key <= limit {
                     if bound_rest {
