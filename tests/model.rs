@@ -1145,9 +1145,10 @@ fn hit_bits(h: &Hits) -> Vec<(u64, u32)> {
 /// bitmap, sharing some documents (two, three or all four terms), with
 /// lengths and frequencies that vary (a few documents of each term alone
 /// score high enough to compete with the shared ones, and equal
-/// documents tie), and deletions among both: the same bits, order and
-/// totals as the exhaustive path, in several clause orders, one segment
-/// and several.
+/// documents tie), and deletions among both; and a rare term beside the
+/// one with a bitmap, which MaxScore then probes: the same bits, order
+/// and totals as the exhaustive path, in several clause orders, one
+/// segment and several.
 #[test]
 fn a_dense_union_of_a_few_terms_returns_the_same_bits() {
     for segment_docs in [None, Some(7000)] {
@@ -1158,6 +1159,8 @@ fn a_dense_union_of_a_few_terms_returns_the_same_bits() {
             "da" => i.is_multiple_of(29) || i % 41 == 5 || i % 97 == 11,
             "db" => i % 31 == 7 || i.is_multiple_of(43) || i % 97 == 11,
             "dd" => i % 37 == 3 || i % 97 == 11 || i.is_multiple_of(29),
+            // About one in 200, beside which "dc" is probed (MaxScore).
+            "de" => i % 211 == 17 || i % 1000 == 3 || i % 997 == 1,
             // One in 5: a bitmap.
             _ => i % 5 == 1,
         };
@@ -1166,7 +1169,7 @@ fn a_dense_union_of_a_few_terms_returns_the_same_bits() {
             d.add_i64(id, i64::from(i));
             // Lengths repeat every 7 documents, so equal documents tie.
             let mut text = vec!["filler"; 3 + (i as usize % 7) * 5];
-            for term in ["da", "db", "dc", "dd"] {
+            for term in ["da", "db", "dc", "dd", "de"] {
                 if holds(term, i) {
                     let tf = if i % 1000 < 40 {
                         9
@@ -1190,6 +1193,8 @@ fn a_dense_union_of_a_few_terms_returns_the_same_bits() {
                 "da db dd",
                 "dd dc da",
                 "dd da db dc",
+                "de dc",
+                "dc de da",
             ];
             for text in texts {
                 let q = Query::matching(body, text, Operator::Or);

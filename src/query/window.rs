@@ -893,7 +893,8 @@ impl Exec<'_, '_> {
     /// The score of `doc`, a union window's candidate (every clause at
     /// or before it), unless it cannot beat `floor`: the `known` clauses
     /// (decoded: a seek in their block) are scored first and the others
-    /// stand for their window bounds (`b.bounds`); while the clause-order
+    /// stand for their window bounds (`b.bounds`), or for 0 when their
+    /// presence bitmap lacks the document; while the clause-order
     /// sum of those scores and bounds beats the floor, the unknown clause
     /// of the largest bound is probed (seek and score) in its place. The
     /// sum never falls below the score (a bound is at least the score it
@@ -917,7 +918,16 @@ impl Exec<'_, '_> {
         }
         let mut unknown = self.scoring & !known;
         for i in bits(unknown) {
-            parts[i] = self.b.bounds[i];
+            // A clause whose presence bitmap lacks the document scores 0,
+            // told by one bit read up front: the bounds summed below are
+            // then only those of the clauses that may hold it, and fewer
+            // of those are probed (decided without a branch on the bit).
+            let lacks = self.cursors[i]
+                .postings()
+                .presence()
+                .is_some_and(|p| !p.contains(doc));
+            parts[i] = if lacks { 0.0 } else { self.b.bounds[i] };
+            unknown &= !(u64::from(lacks) << i);
         }
         loop {
             let best = parts[..n].iter().fold(0.0f32, |s, &p| s + p);
