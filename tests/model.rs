@@ -1140,6 +1140,44 @@ fn hit_bits(h: &Hits) -> Vec<(u64, u32)> {
     h.hits.iter().map(|h| (h.doc, h.score.to_bits())).collect()
 }
 
+/// Checks each of `texts` as a union of its terms in `body`, top `k` for
+/// each of `ks`, in both total modes, against the exhaustive path: the
+/// same documents, score bits and order, and a total equal to the
+/// exhaustive one (exact) or no larger (a lower bound). `what` says
+/// which index, in a failure.
+fn unions_match_the_exhaustive_path(
+    s: &Searcher,
+    body: FieldId,
+    texts: &[&str],
+    ks: &[usize],
+    what: &str,
+) {
+    for text in texts {
+        let q = Query::matching(body, text, Operator::Or);
+        let cases = ks
+            .iter()
+            .flat_map(|&k| [(k, TotalMode::Exact), (k, TotalMode::LowerBound)]);
+        for (k, total) in cases {
+            let req = SearchRequest {
+                offset: 0,
+                limit: k,
+                sort: None,
+                total,
+            };
+            let run = |exec| search_with(s, &q, &req, exec);
+            let (want, got) = (run(ExecMode::Exhaustive), run(ExecMode::Auto));
+            let ctx = format!("{text} k {k} {total:?} {what}");
+            assert!(want.hits.len() == k, "{ctx}");
+            assert_eq!(hit_bits(&got), hit_bits(&want), "{ctx}");
+            if total == TotalMode::Exact {
+                assert_eq!(got.total_hits, want.total_hits, "{ctx}");
+            } else {
+                assert!(got.total_hits <= want.total_hits, "{ctx}");
+            }
+        }
+    }
+}
+
 /// Unions of two to four terms dense enough for a union's bitset windows
 /// (a posting or more per 64 documents), with and without a presence
 /// bitmap, sharing some documents (two, three or all four terms), with
@@ -1183,44 +1221,22 @@ fn a_dense_union_of_a_few_terms_returns_the_same_bits() {
             w.add_document(&d).unwrap();
         }
         w.commit().unwrap();
+        let texts = [
+            "da db",
+            "db da",
+            "da dc",
+            "dc db",
+            "da db dd",
+            "dd dc da",
+            "dd da db dc",
+            "de dc",
+            "dc de da",
+        ];
+        let ks = [1, 3, 10, 25, 100, 400];
         let check = |deletes: bool| {
             let s = Searcher::open(dir.path()).unwrap();
-            let texts = [
-                "da db",
-                "db da",
-                "da dc",
-                "dc db",
-                "da db dd",
-                "dd dc da",
-                "dd da db dc",
-                "de dc",
-                "dc de da",
-            ];
-            for text in texts {
-                let q = Query::matching(body, text, Operator::Or);
-                let ks = [1, 3, 10, 25, 100, 400];
-                let cases = ks
-                    .iter()
-                    .flat_map(|&k| [(k, TotalMode::Exact), (k, TotalMode::LowerBound)]);
-                for (k, total) in cases {
-                    let req = SearchRequest {
-                        offset: 0,
-                        limit: k,
-                        sort: None,
-                        total,
-                    };
-                    let run = |exec| search_with(&s, &q, &req, exec);
-                    let (want, got) = (run(ExecMode::Exhaustive), run(ExecMode::Auto));
-                    let ctx = format!("{text} k {k} {total:?} {segment_docs:?} deletes {deletes}");
-                    assert!(want.hits.len() == k, "{ctx}");
-                    assert_eq!(hit_bits(&got), hit_bits(&want), "{ctx}");
-                    if total == TotalMode::Exact {
-                        assert_eq!(got.total_hits, want.total_hits, "{ctx}");
-                    } else {
-                        assert!(got.total_hits <= want.total_hits, "{ctx}");
-                    }
-                }
-            }
+            let what = format!("{segment_docs:?} deletes {deletes}");
+            unions_match_the_exhaustive_path(&s, body, &texts, &ks, &what);
         };
         check(false);
         // Shared documents, and documents of one term that score high.
@@ -1264,39 +1280,16 @@ fn a_sparse_union_of_a_few_terms_returns_the_same_bits() {
             w.add_document(&d).unwrap();
         }
         w.commit().unwrap();
-        let s = Searcher::open(dir.path()).unwrap();
+        let texts = [
+            "ra rb", "rb ra", "ra rc", "ra rb rc", "rc rb ra", "rb rc ra",
+        ];
+        let ks = [1, 2, 3, 5, 10, 20, 25, 30, 40, 60, 100, 200];
         let check = |deletes: bool| {
-            for text in [
-                "ra rb", "rb ra", "ra rc", "ra rb rc", "rc rb ra", "rb rc ra",
-            ] {
-                let q = Query::matching(body, text, Operator::Or);
-                let ks = [1, 2, 3, 5, 10, 20, 25, 30, 40, 60, 100, 200];
-                let cases = ks
-                    .iter()
-                    .flat_map(|&k| [(k, TotalMode::Exact), (k, TotalMode::LowerBound)]);
-                for (k, total) in cases {
-                    let req = SearchRequest {
-                        offset: 0,
-                        limit: k,
-                        sort: None,
-                        total,
-                    };
-                    let s = Searcher::open(dir.path()).unwrap();
-                    let run = |exec| search_with(&s, &q, &req, exec);
-                    let (want, got) = (run(ExecMode::Exhaustive), run(ExecMode::Auto));
-                    let ctx = format!("{text} k {k} {total:?} {segment_docs:?} deletes {deletes}");
-                    assert!(want.hits.len() == k, "{ctx}");
-                    assert_eq!(hit_bits(&got), hit_bits(&want), "{ctx}");
-                    if total == TotalMode::Exact {
-                        assert_eq!(got.total_hits, want.total_hits, "{ctx}");
-                    } else {
-                        assert!(got.total_hits <= want.total_hits, "{ctx}");
-                    }
-                }
-            }
+            let s = Searcher::open(dir.path()).unwrap();
+            let what = format!("{segment_docs:?} deletes {deletes}");
+            unions_match_the_exhaustive_path(&s, body, &texts, &ks, &what);
         };
         check(false);
-        drop(s);
         // Every other document two terms share, one of those all three
         // do, and some of each term's own go.
         let shared = [0, 50, 100].map(|o| (o..40_000i64).step_by(6000));

@@ -154,9 +154,10 @@ const BY_BOUND_SPREAD: usize = 1 << 20;
 const BY_BOUND_DENSITY: f64 = 0.125;
 
 /// The most clauses a sparse union window scores part by part
-/// ([`Exec::score_parts`]): each clause is intersected with every one
+/// ([`Exec::score_parts`]), and a dense one by its shared documents
+/// ([`Exec::score_few`]): each clause is intersected with every one
 /// before it, six intersections at four (two and three measured: rare-2
-/// and rare-3 OR).
+/// and rare-3 OR; mid-df-2 and mid-df-3 OR).
 const PART_CLAUSES: usize = 4;
 
 /// The fewest blocks a union's rarest clause has for its impacts to give
