@@ -94,6 +94,13 @@ impl TermWeight {
         self.score_of_key(self.key(tf, norm))
     }
 
+    /// The score of `doc`, of term frequency `tf`, in a field whose norm
+    /// bytes are `norms` (norm 0 for every document of a field without).
+    #[inline(always)]
+    pub fn score_doc(&self, tf: u32, doc: u32, norms: Option<&[u8]>) -> f32 {
+        self.score(tf, norms.map_or(0, |v| v[doc as usize]))
+    }
+
     /// The part of the score that depends on the document, `tf * inv[norm]`
     /// in f32: the score is [`Self::score_of_key`] of it, a non-decreasing
     /// function (each of its f32 steps, `1 + x`, `w / y` and `w - z`, rounds

@@ -467,7 +467,7 @@ impl<'a> TermScorer<'a> {
     pub fn rest_scores(&mut self, n: usize) -> impl Iterator<Item = f32> + '_ {
         let w = self.weight;
         let (docs, tfs, norms) = self.rest_with_tfs();
-        let score = move |(&d, &tf): (&u32, &u32)| w.score(tf, norms.map_or(0, |v| v[d as usize]));
+        let score = move |(&d, &tf): (&u32, &u32)| w.score_doc(tf, d, norms);
         docs[..n].iter().zip(&tfs[..n]).map(score)
     }
 

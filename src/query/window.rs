@@ -1187,7 +1187,7 @@ impl Exec<'_, '_> {
             let (docs, tfs, norms) = c.rest_with_tfs();
             for (&doc, &tf) in docs[..n].iter().zip(&tfs[..n]) {
                 if !self.seg.is_deleted(doc) {
-                    sink.offer(doc, || w.score(tf, norms.map_or(0, |v| v[doc as usize])));
+                    sink.offer(doc, || w.score_doc(tf, doc, norms));
                 }
             }
         } else if let Some(floor) = floor.filter(|_| offer && alone) {
@@ -1961,7 +1961,7 @@ impl Exec<'_, '_> {
         shared.clear();
         for j in 1..n {
             for p in 0..j {
-                if (p, j) == (0, 1) {
+                if shared.is_empty() {
                     kernels::intersect_into(parts[p].docs, parts[j].docs, shared);
                 } else {
                     pair.clear();
@@ -2216,8 +2216,8 @@ impl Exec<'_, '_> {
                 kernels::intersect_into(earlier, later, common);
                 let (mut x, mut y) = (0, 0);
                 for &d in common.iter() {
-                    x += earlier[x..].partition_point(|&e| e < d);
-                    y += later[y..].partition_point(|&e| e < d);
+                    x = kernels::find_next_geq(earlier, x, d);
+                    y = kernels::find_next_geq(later, y, d);
                     let (at, of) = (starts[p] + x, starts[j] + y);
                     // Taken by a part before `p`, which added this score.
                     if !scores[at].is_nan() {
@@ -2494,8 +2494,7 @@ impl Part<'_> {
     /// The clause's score of its `x`th document.
     #[inline]
     fn score(&self, x: usize) -> f32 {
-        let norm = self.norms.map_or(0, |v| v[self.docs[x] as usize]);
-        self.w.score(self.tfs[x], norm)
+        self.w.score_doc(self.tfs[x], self.docs[x], self.norms)
     }
 }
 
