@@ -799,6 +799,48 @@ fn long_posting_lists_cross_many_blocks() {
     check(ops, queries, 5000, 0).unwrap();
 }
 
+/// A required term long enough to be led in the order of its block
+/// bounds, with optional terms beside it that add to its documents'
+/// scores: those are read in document order only, so the query is led in
+/// document order too (led out of order, its documents lost the optional
+/// terms' share, or the optional terms' documents the exclusion).
+#[test]
+fn optional_terms_beside_a_long_required_one() {
+    let mut ops = Vec::new();
+    for i in 0..17_000usize {
+        // The required term in every document (133 blocks), the optional
+        // ones in a quarter and a seventh, lengths from other words.
+        let mut words = vec![0; 1 + i % 3];
+        if i % 4 == 1 {
+            words.extend([1, 1]);
+        }
+        if i % 7 == 3 {
+            words.push(2);
+        }
+        words.extend(std::iter::repeat_n(3 + i % 5, i % 11));
+        ops.push(Op::Add {
+            words,
+            tag: Some(i % 3),
+            n: None,
+            x: None,
+        });
+    }
+    let (must, should) = (
+        |t| (Occur::Must, Q::Term(t)),
+        |t| (Occur::Should, Q::Term(t)),
+    );
+    let queries = vec![
+        (Q::Bool(vec![must(0), should(1)]), 10, 0),
+        (Q::Bool(vec![should(2), must(0), should(1)]), 10, 0),
+        (
+            Q::Bool(vec![must(0), (Occur::MustNot, Q::Tag(0)), should(2)]),
+            10,
+            0,
+        ),
+    ];
+    check(ops, queries, 20_000, 0).unwrap();
+}
+
 #[test]
 fn a_large_dictionary_finds_every_term_and_only_those() {
     // Enough distinct terms for many samples of the in-memory term index,

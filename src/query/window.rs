@@ -1111,8 +1111,8 @@ impl Exec<'_, '_> {
     /// documents uncounted from the start, the lead is alone or has one
     /// clause besides it, or a few whose postings are small
     /// ([`BY_BOUND_OTHERS`], [`BY_BOUND_SPREAD`]), dense enough
-    /// ([`BY_BOUND_DENSITY`]), and the lead has [`BY_BOUND_BLOCKS`]
-    /// blocks or more.
+    /// ([`BY_BOUND_DENSITY`]), no optional clause scores beside it, and
+    /// the lead has [`BY_BOUND_BLOCKS`] blocks or more.
     fn by_bound_pays<S: Sink>(&self, lead: usize, others: &[usize], sink: &S) -> bool {
         let p = self.cursors[lead].postings();
         let docs = f64::from(self.seg.reader.doc_count().max(1));
@@ -1130,7 +1130,12 @@ impl Exec<'_, '_> {
             1 => true,
             n => n <= BY_BOUND_OTHERS && spread() <= BY_BOUND_SPREAD,
         };
+        // Optional clauses beside a required lead are not moved back with
+        // it.
+        let optional =
+            (self.occurs.iter().enumerate()).any(|(i, o)| i != lead && matches!(o, Occur::Should));
         others_fit
+            && !optional
             && self.phrase.is_none()
             && sink.ranks_by_score()
             && sink.prefilter()
