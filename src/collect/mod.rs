@@ -127,6 +127,15 @@ pub trait Sink {
     fn floor(&self) -> Option<f32> {
         None
     }
+    /// Below which document of the segment a match scoring exactly
+    /// [`Sink::floor`] may still be kept when it comes out of document
+    /// order: the `k`-th kept hit's, which loses a tie only to a lower
+    /// number. 0 when no such match can be (the floor is under the scores
+    /// of `k` matches known or kept elsewhere); `u32::MAX` when the sink
+    /// does not say, so that every tie is looked at.
+    fn floor_ties(&self) -> u32 {
+        u32::MAX
+    }
 
     /// `scores` (in any order; the sink may reorder them) are each a
     /// lower bound of the score of a different live match of this search:
@@ -177,6 +186,11 @@ impl<S: Sink> Sink for Counted<'_, S> {
     #[inline]
     fn floor(&self) -> Option<f32> {
         self.0.floor()
+    }
+
+    #[inline]
+    fn floor_ties(&self) -> u32 {
+        self.0.floor_ties()
     }
 
     fn known_scores(&mut self, scores: &mut [f32]) {

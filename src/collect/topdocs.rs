@@ -174,6 +174,15 @@ impl Sink for TopDocsSink<'_> {
     /// exist, and each beats anything scoring less, whatever the document
     /// numbers: the floor may rise to the largest float below `s` (a
     /// document scoring `s` itself may still be kept, by a lower number).
+    #[inline]
+    fn floor_ties(&self) -> u32 {
+        match (self.floor(), self.top.kth()) {
+            (Some(floor), Some((score, doc))) if score == floor => doc.saturating_sub(self.base),
+            (Some(_), _) => 0,
+            (None, _) => u32::MAX,
+        }
+    }
+
     fn known_scores(&mut self, scores: &mut [f32]) {
         let k = self.top.capacity();
         if k == 0 || scores.len() < k {
@@ -235,6 +244,17 @@ impl TopDocs {
     pub fn floor(&self) -> Option<f32> {
         if self.is_full() && self.capacity > 0 {
             Some(key_score((self.heap[0] >> 32) as u32))
+        } else {
+            None
+        }
+    }
+
+    /// The worst kept hit, score and document, when full.
+    #[inline]
+    pub fn kth(&self) -> Option<(f32, u32)> {
+        if self.is_full() && self.capacity > 0 {
+            let key = self.heap[0];
+            Some((key_score((key >> 32) as u32), u32::MAX - key as u32))
         } else {
             None
         }
@@ -351,6 +371,30 @@ mod tests {
         let mut sink = TopDocsSink::new(1, Tally::new(u64::MAX));
         sink.known_scores(&mut [0.0]);
         assert_eq!(sink.floor(), None);
+    }
+
+    /// A tie with the floor may enter out of document order below the
+    /// k-th kept document (in the segment's numbers) only when the floor
+    /// is that document's score; under a floor from known scores, none.
+    #[test]
+    fn ties_with_the_floor_enter_below_the_kth_document_only() {
+        let mut sink = TopDocsSink::new(2, Tally::new(u64::MAX));
+        assert_eq!(sink.floor_ties(), u32::MAX, "no floor");
+        sink.base = 100;
+        sink.offer(40, || 3.0);
+        sink.offer(7, || 2.0);
+        assert_eq!(sink.top.kth(), Some((2.0, 107)));
+        assert_eq!((sink.floor(), sink.floor_ties()), (Some(2.0), 7));
+        // A tie by a lower number enters and becomes the k-th.
+        sink.offer(5, || 2.0);
+        assert_eq!((sink.floor(), sink.floor_ties()), (Some(2.0), 5));
+        // The next segment's documents all come after it.
+        sink.base = 200;
+        assert_eq!(sink.floor_ties(), 0);
+        // Known scores above the queue's: no tie with that floor enters.
+        sink.known_scores(&mut [4.0, 4.0]);
+        assert!(sink.floor() > Some(2.0));
+        assert_eq!(sink.floor_ties(), 0);
     }
 
     /// Threads sharing a floor: one's k-th score floors the other just

@@ -100,8 +100,20 @@ const MASK_CLAUSES: usize = 8;
 /// its span, so that an index masked by it needs no bounds check.
 const MASK_SPAN: usize = (UNION_WORDS * 64).next_power_of_two();
 
-/// The fewest blocks a conjunction's lead has for it to be led in the
-/// order of its block bounds ([`Exec::lead_by_bound`]).
+/// The fewest blocks a conjunction's lead, or a lone term, has for it to
+/// be led in the order of its block bounds ([`Exec::lead_by_bound`]).
+/// For a lone term, bound order reads the block bounds of the best
+/// second-level runs only, where document order reads every block bound
+/// of each run the floor cannot pass whole (mid-df-1 lower-bound, 1M
+/// documents: 104.6k to 78.7k instructions a query; 10M: 372.7k to
+/// 129.8k, tantivy 466k), and the floor rises on the best blocks first.
+/// Its heap cost more than that saved on terms of one to three runs while
+/// every block bounded by the k-th score exactly was decoded; with those
+/// passed from the k-th kept document on, bound order pays from eight
+/// blocks (200,000 documents, 16 to 94 blocks a term: 53.5k to 47.5k
+/// instructions a query, 1.02 to 0.94 s over 120,000 queries), and a
+/// shorter term is read faster in document order (led so from two
+/// blocks: single rare terms, 34.1k to 52.3k instructions a query).
 const BY_BOUND_BLOCKS: usize = 8;
 
 /// The most clauses besides the lead a conjunction led in the order of
@@ -121,17 +133,6 @@ const BY_BOUND_BLOCKS: usize = 8;
 /// prefetches) and nothing measurable at 1M or on the large-vocabulary
 /// corpus.
 const BY_BOUND_OTHERS: usize = 4;
-
-/// The fewest blocks a lone term (no other clause) has for it to be led
-/// in the order of its block bounds: four second-level runs. Document
-/// order reads every block bound of each run the floor cannot pass
-/// whole, bound order only the best runs': with many runs that pays
-/// (mid-df-1 lower-bound, 1M documents: 104.6k to 78.7k instructions a
-/// query, 0.36 to 0.32 s over 30,000 queries; 10M: 372.7k to 129.8k,
-/// tantivy 466k, 0.25 to 0.23 s over 1,800), with few there is little to
-/// pass and the heap costs more than it saves (200,000 documents, 16 to
-/// 94 blocks a term: 0.89 to 0.93 s over 150,000 queries, led so).
-const BY_BOUND_LONE_BLOCKS: usize = 4 * L2_BLOCKS;
 
 /// The most bytes of postings the other clauses of a conjunction led in
 /// the order of its block bounds may hold together when there are two
@@ -1126,8 +1127,7 @@ impl Exec<'_, '_> {
             bytes.sum()
         };
         let others_fit = match others.len() {
-            0 => p.num_blocks() >= BY_BOUND_LONE_BLOCKS,
-            1 => true,
+            0 | 1 => true,
             n => n <= BY_BOUND_OTHERS && spread() <= BY_BOUND_SPREAD,
         };
         // Optional clauses beside a required lead are not moved back with
@@ -1260,14 +1260,19 @@ impl Exec<'_, '_> {
         self.list_bounds(lead);
         self.coarse = None;
         // Keys are positive (or infinite for damaged impacts), so their
-        // 31 bits order them; a block's least norm rides along, so that
-        // its bound is kept without reading its impacts again.
+        // 31 bits order them; among equal keys the lower first block
+        // comes first (a run before its first block), so that ties with
+        // the floor are met in document order. A block's least norm rides
+        // along, so that its bound is kept without reading its impacts
+        // again.
+        const FIRST: u64 = (1 << 24) - 1;
         let entry = |(key, least): (f32, u8), run: bool, i: usize| {
-            debug_assert!(i < 1 << 24 && key.to_bits() >> 31 == 0);
+            let first = if run { i * L2_BLOCKS } else { i } as u64;
+            debug_assert!(first <= FIRST && key.to_bits() >> 31 == 0);
             (u64::from(key.to_bits()) << 33)
-                | (u64::from(least) << 25)
-                | (u64::from(run) << 24)
-                | i as u64
+                | ((FIRST - first) << 9)
+                | (u64::from(run) << 8)
+                | u64::from(least)
         };
         let mut heap = std::mem::take(&mut self.b.by_bound);
         heap.clear();
@@ -1280,13 +1285,29 @@ impl Exec<'_, '_> {
         // The lead's documents in blocks not taken out of the heap yet.
         let mut left = self.cursors[lead].postings().df() as usize;
         while let Some(top) = heap.pop() {
-            let (i, run) = ((top & 0xff_ffff) as usize, top & (1 << 24) != 0);
+            let (first, run) = ((FIRST - ((top >> 9) & FIRST)) as usize, top & (1 << 8) != 0);
+            let i = if run { first / L2_BLOCKS } else { first };
             let key = f32::from_bits((top >> 33) as u32);
             let stop_key = sink
                 .floor()
                 .map_or(f32::NEG_INFINITY, |f| self.coarse_limits(lead, f, false).1);
             if key <= stop_key {
                 break;
+            }
+            // A run or block of a lead that scores alone bounded by the
+            // floor itself holds only documents that may tie the k-th
+            // kept one, which enter only below its number (the heap gives
+            // such ties in document order). A term's scores take few
+            // values, and many of its blocks are bounded by the k-th score
+            // exactly (mid-df-1, 200,000 documents: 4.8 of a query's
+            // blocks). A sum of clauses ties the floor too rarely to pay
+            // for the check (seq-2 AND +0.8 % instructions).
+            if self.scores_alone
+                && let Some(floor) = sink.0.floor()
+                && self.cursors[lead].weight().score_of_key(key) <= floor
+                && self.cursors[lead].block_start(first) >= sink.0.floor_ties()
+            {
+                continue;
             }
             if run {
                 // Blocks that cannot beat the floor now never will.
@@ -1301,7 +1322,7 @@ impl Exec<'_, '_> {
             left -= self.cursors[lead].postings().block_len(i);
             // Its bytes come while it is bounded.
             self.cursors[lead].postings().prefetch_block(i);
-            self.cursors[lead].keep_block_key(i, key, (top >> 25) as u8);
+            self.cursors[lead].keep_block_key(i, key, top as u8);
             let c = &mut self.cursors[lead];
             c.goto_block(i);
             let (lo, Some(hi)) = (c.block_start(i), c.postings().last_doc(i)) else {
