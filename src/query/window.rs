@@ -1200,6 +1200,21 @@ impl Exec<'_, '_> {
             // may beat the floor by its score is offered.
             sink.count(self.live_in(&self.cursors[lead].block_rest()[..n]));
             self.prefilter_lead(lead, n, floor);
+            if self.scores_alone {
+                // Scored from the frequency at its place in the window,
+                // where the cursor would search for it.
+                let (c, kept) = (&mut self.cursors[lead], &self.b.matches);
+                let w = c.weight();
+                let (docs, tfs, norms) = c.rest_with_tfs();
+                let mut at = 0;
+                for &doc in kept {
+                    at = kernels::find_next_geq(&docs[..n], at, doc);
+                    if !self.seg.is_deleted(doc) {
+                        sink.offer(doc, || w.score_doc(tfs[at], doc, norms));
+                    }
+                }
+                return self.cursors[lead].move_to(next);
+            }
             for i in 0..self.b.matches.len() {
                 let doc = self.b.matches[i];
                 if !self.seg.is_deleted(doc) {
@@ -1348,7 +1363,8 @@ impl Exec<'_, '_> {
             self.cursors[lead].ensure();
             let n = self.cursors[lead].block_rest().len();
             if n > 0 {
-                self.lead_window(lead, others, false, n, sink);
+                let alone = others.is_empty() && self.must_not.is_empty();
+                self.lead_window(lead, others, alone, n, sink);
             }
         }
         // Blocks never taken out of the heap: their documents were not
