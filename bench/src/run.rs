@@ -5,9 +5,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 use std::time::Instant;
 
-use quarry::{
-    ExecMode, Operator, SearchOptions, SearchRequest, SortKey, SortSpec, TotalMode, Value,
-};
+use quarry::{ExecMode, SearchOptions, SearchRequest, SortKey, SortSpec, TotalMode, Value};
 use tantivy::Order;
 use tantivy::collector::sort_key::{SortBySimilarityScore, SortByStaticFastValue, SortByString};
 use tantivy::collector::{Collector, Count, TopDocs};
@@ -398,9 +396,9 @@ impl Engines {
                 "the analyzers disagree on {text:?}: quarry {mine:?}, tantivy {theirs:?}"
             ));
         }
-        let (occur, operator) = match op {
-            Op::And | Op::Phrase => (Occur::Must, Operator::And),
-            Op::Or => (Occur::Should, Operator::Or),
+        let (occur, mine_occur) = match op {
+            Op::And | Op::Phrase => (Occur::Must, quarry::Occur::Must),
+            Op::Or => (Occur::Should, quarry::Occur::Should),
         };
         let term = |t: &str| -> Box<dyn TQuery> {
             Box::new(TermQuery::new(
@@ -428,7 +426,12 @@ impl Engines {
                 text: text.to_owned(),
                 slop: 0,
             },
-            _ => quarry::Query::matching(self.quarry_body, text, operator),
+            // Both engines get the terms analysed already, as tantivy's
+            // term queries are, so that neither's analyzer is timed.
+            _ if mine.len() == 1 => quarry::Query::term(self.quarry_body, &mine[0]),
+            _ => mine.iter().fold(quarry::Query::boolean(), |q, t| {
+                q.add(mine_occur, quarry::Query::term(self.quarry_body, t))
+            }),
         };
         Ok(Prepared {
             text: text.to_owned(),

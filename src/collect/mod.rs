@@ -137,11 +137,13 @@ pub trait Sink {
         u32::MAX
     }
 
-    /// `scores` (in any order; the sink may reorder them) are each a
-    /// lower bound of the score of a different live match of this search:
-    /// a sink that keeps the best `k` may leave out whatever scores below
-    /// the `k`-th largest of them, and raise its floor so.
-    fn known_scores(&mut self, _scores: &mut [f32]) {}
+    /// `keys` (in any order; the sink may reorder them) are each, mapped
+    /// by `score` (non-decreasing), a lower bound of the score of a
+    /// different live match of this search: a sink that keeps the best `k`
+    /// may leave out whatever scores below the `k`-th largest of those
+    /// scores, and raise its floor so. (The map commutes with ranking, so
+    /// a sink scores only the key it keeps.)
+    fn known_scores(&mut self, _keys: &mut [f32], _score: impl Fn(f32) -> f32) {}
 
     /// Whether the sink orders by score alone, so every document it is
     /// offered is scored: a loop may then compute scores in bulk.
@@ -193,8 +195,8 @@ impl<S: Sink> Sink for Counted<'_, S> {
         self.0.floor_ties()
     }
 
-    fn known_scores(&mut self, scores: &mut [f32]) {
-        self.0.known_scores(scores)
+    fn known_scores(&mut self, keys: &mut [f32], score: impl Fn(f32) -> f32) {
+        self.0.known_scores(keys, score)
     }
 
     fn ranks_by_score(&self) -> bool {
@@ -251,8 +253,8 @@ impl<S: Sink> Sink for AnyOrder<'_, S> {
         self.0.floor().map(f32::next_down)
     }
 
-    fn known_scores(&mut self, scores: &mut [f32]) {
-        self.0.known_scores(scores)
+    fn known_scores(&mut self, keys: &mut [f32], score: impl Fn(f32) -> f32) {
+        self.0.known_scores(keys, score)
     }
 
     fn ranks_by_score(&self) -> bool {

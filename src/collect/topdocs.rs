@@ -183,12 +183,13 @@ impl Sink for TopDocsSink<'_> {
         }
     }
 
-    fn known_scores(&mut self, scores: &mut [f32]) {
+    fn known_scores(&mut self, keys: &mut [f32], score: impl Fn(f32) -> f32) {
         let k = self.top.capacity();
-        if k == 0 || scores.len() < k {
+        if k == 0 || keys.len() < k {
             return;
         }
-        let (_, &mut kth, _) = scores.select_nth_unstable_by(k - 1, |a, b| b.total_cmp(a));
+        let (_, &mut kth, _) = keys.select_nth_unstable_by(k - 1, |a, b| b.total_cmp(a));
+        let kth = score(kth);
         if kth > 0.0 && kth.is_finite() {
             self.raise(kth, f32::from_bits(kth.to_bits() - 1));
         }
@@ -355,22 +356,26 @@ mod tests {
     fn known_scores_raise_the_floor_below_the_kth() {
         let mut sink = TopDocsSink::new(2, Tally::new(u64::MAX));
         assert_eq!(sink.floor(), None);
-        sink.known_scores(&mut [2.0]);
+        sink.known_scores(&mut [2.0], |s| s);
         assert_eq!(sink.floor(), None, "fewer than k known");
-        sink.known_scores(&mut [1.0, 3.0, 2.0, 2.0]);
+        sink.known_scores(&mut [1.0, 3.0, 2.0, 2.0], |s| s);
         let floor = sink.floor().unwrap();
         assert!(floor < 2.0 && f32::from_bits(floor.to_bits() + 1) == 2.0);
         // A weaker report never lowers it; the full queue's floor counts
         // once above it.
-        sink.known_scores(&mut [0.5, 0.5]);
+        sink.known_scores(&mut [0.5, 0.5], |s| s);
         assert_eq!(sink.floor(), Some(floor));
         sink.offer(0, || 5.0);
         sink.offer(1, || 4.0);
         assert_eq!(sink.floor(), Some(4.0));
         // Zero scores say nothing (every score is at least 0).
         let mut sink = TopDocsSink::new(1, Tally::new(u64::MAX));
-        sink.known_scores(&mut [0.0]);
+        sink.known_scores(&mut [0.0], |s| s);
         assert_eq!(sink.floor(), None);
+        // Keys are ranked, then the k-th is mapped to its score.
+        let mut sink = TopDocsSink::new(2, Tally::new(u64::MAX));
+        sink.known_scores(&mut [1.0, 4.0, 3.0], |key| key * 10.0);
+        assert_eq!(sink.floor(), Some(f32::from_bits(30.0f32.to_bits() - 1)));
     }
 
     /// A tie with the floor may enter out of document order below the
@@ -392,7 +397,7 @@ mod tests {
         sink.base = 200;
         assert_eq!(sink.floor_ties(), 0);
         // Known scores above the queue's: no tie with that floor enters.
-        sink.known_scores(&mut [4.0, 4.0]);
+        sink.known_scores(&mut [4.0, 4.0], |s| s);
         assert!(sink.floor() > Some(2.0));
         assert_eq!(sink.floor_ties(), 0);
     }
@@ -423,7 +428,7 @@ mod tests {
             shared.raise(bad);
             assert_eq!(shared.floor(), None);
         }
-        c.known_scores(&mut [1.5]);
+        c.known_scores(&mut [1.5], |s| s);
         assert_eq!(shared.floor(), Some(f32::from_bits(1.5f32.to_bits() - 1)));
     }
 

@@ -3,7 +3,9 @@
 
 use crate::collect::{Sink, Window};
 use crate::error::Result;
-use crate::format::postings::{BLOCK_LEN, BadPostings, L2_BLOCKS, MAX_IMPACTS, Postings, Presence};
+use crate::format::postings::{
+    BLOCK_LEN, BadPostings, Impact, L2_BLOCKS, MAX_IMPACTS, Postings, Presence,
+};
 use crate::kernels;
 use crate::query::Occur;
 use crate::query::bm25::TermWeight;
@@ -40,13 +42,22 @@ pub trait Scorer {
 /// The most impact reads [`TermScorer::bound_until`] spends on one range.
 const BOUND_STEPS: usize = 8;
 
-/// A decoded block of a [`TermScorer`], on the heap so that building
-/// and moving a scorer copies no kilobyte; the window loop keeps them
-/// from one search to the next ([`TermScorer::deferred`],
-/// [`TermScorer::into_buf`]).
+/// A decoded block of a [`TermScorer`] and its scratch lists, on the
+/// heap so that building and moving a scorer copies no kilobyte; the
+/// window loop keeps them from one search to the next
+/// ([`TermScorer::deferred`], [`TermScorer::into_buf`]), so that a
+/// scorer's bound cache is allocated once a thread, not once a search.
 pub struct BlockBuf {
     docs: [u32; BLOCK_LEN],
     tfs: [u32; BLOCK_LEN],
+    /// Bounds computed so far: per block, then per second-level run
+    /// (NaN where not yet computed; sized on first use, emptied when
+    /// another scorer takes the buffer).
+    bounds: Vec<f32>,
+    /// Per block, its impacts' least norm byte, read with its bound.
+    min_norms: Vec<u8>,
+    /// One block's impacts ([`TermScorer::known_keys`]).
+    impacts: Vec<Impact>,
 }
 
 impl Default for BlockBuf {
@@ -54,6 +65,9 @@ impl Default for BlockBuf {
         BlockBuf {
             docs: [0; BLOCK_LEN],
             tfs: [0; BLOCK_LEN],
+            bounds: Vec::new(),
+            min_norms: Vec::new(),
+            impacts: Vec::new(),
         }
     }
 }
@@ -84,11 +98,6 @@ pub struct TermScorer<'a> {
     pending: bool,
     doc: u32,
     err: Option<BadPostings>,
-    /// Bounds computed so far: per block, then per second-level run
-    /// (NaN where not yet computed; allocated on first use).
-    bounds: Vec<f32>,
-    /// Per block, its impacts' least norm byte, read with its bound.
-    min_norms: Vec<u8>,
     /// The block [`Self::block_of`] found last.
     shallow: std::cell::Cell<usize>,
     /// The second-level run with the largest bound, and the bound (the
@@ -138,8 +147,10 @@ impl<'a> TermScorer<'a> {
         postings: Postings<'a>,
         weight: &'a TermWeight,
         norms: Option<&'a [u8]>,
-        buf: Box<BlockBuf>,
+        mut buf: Box<BlockBuf>,
     ) -> Self {
+        buf.bounds.clear();
+        buf.min_norms.clear();
         TermScorer {
             nblocks: postings.num_blocks(),
             postings,
@@ -154,8 +165,6 @@ impl<'a> TermScorer<'a> {
             pending: false,
             doc: NO_MORE,
             err: None,
-            bounds: Vec::new(),
-            min_norms: Vec::new(),
             shallow: std::cell::Cell::new(0),
             best_run: None,
             stopped: None,
@@ -548,7 +557,7 @@ impl<'a> TermScorer<'a> {
         // Read with the block's bound (0, the least, if that failed).
         let b = self.block;
         self.cached_bound(b, false);
-        self.min_norms[b]
+        self.buf.min_norms[b]
     }
 
     /// The best score of any document in `lo..=hi` (at or after the
@@ -618,7 +627,8 @@ impl<'a> TermScorer<'a> {
             })
     }
 
-    /// Appends the scores of documents of the list, one per document,
+    /// Appends the keys ([`TermWeight::key`]) of documents of the list,
+    /// one per document,
     /// read from impacts alone: those of the blocks of its best
     /// second-level run. A block's impacts are its documents' own (tf,
     /// norm) pairs, each at least one document, when there are fewer than
@@ -628,31 +638,32 @@ impl<'a> TermScorer<'a> {
     /// are lower bounds of what a query that every document of the list
     /// matches can give them (the list's own score, with other clauses
     /// only adding to it).
-    pub fn known_scores(&mut self, out: &mut Vec<f32>) {
+    pub fn known_keys(&mut self, out: &mut Vec<f32>) {
         let p = self.postings;
         if !p.has_skip_data() || self.is_exhausted() {
             return;
         }
         let (run, _) = self.best_run();
-        let mut impacts = Vec::with_capacity(MAX_IMPACTS);
+        let mut impacts = std::mem::take(&mut self.buf.impacts);
         for b in run * L2_BLOCKS..((run + 1) * L2_BLOCKS).min(self.nblocks) {
             match p.block_impacts(b, &mut impacts) {
                 Ok(()) if impacts.len() < MAX_IMPACTS => {
-                    out.extend(impacts.iter().map(|im| self.weight.score(im.tf, im.norm)))
+                    out.extend(impacts.iter().map(|im| self.weight.key(im.tf, im.norm)))
                 }
                 Ok(()) => {}
                 Err(e) => {
                     self.err = Some(e);
-                    return;
+                    break;
                 }
             }
         }
+        self.buf.impacts = impacts;
     }
 
-    /// Appends the score of every document of the list, its blocks
-    /// decoded into scratch (the cursor does not move): for a short list,
-    /// what [`Self::known_scores`] reads from impacts, exactly.
-    pub fn list_scores(&mut self, out: &mut Vec<f32>) {
+    /// Appends the key of every document of the list, its blocks decoded
+    /// into scratch (the cursor does not move): for a short list, what
+    /// [`Self::known_keys`] reads from impacts, exactly.
+    pub fn list_keys(&mut self, out: &mut Vec<f32>) {
         let (mut docs, mut tfs) = ([0u32; BLOCK_LEN], [0u32; BLOCK_LEN]);
         for b in 0..self.nblocks {
             match self.postings.decode_block(b, &mut docs, &mut tfs) {
@@ -660,7 +671,7 @@ impl<'a> TermScorer<'a> {
                     docs[..n]
                         .iter()
                         .zip(&tfs[..n])
-                        .map(|(&d, &tf)| self.weight.score(tf, self.norm(d))),
+                        .map(|(&d, &tf)| self.weight.key(tf, self.norm(d))),
                 ),
                 Err(e) => {
                     self.err = Some(e);
@@ -709,7 +720,7 @@ impl<'a> TermScorer<'a> {
         let p = self.postings;
         self.bound_cache();
         let slot = if run { p.num_blocks() + b } else { b };
-        let cached = self.bounds[slot];
+        let cached = self.buf.bounds[slot];
         if !cached.is_nan() {
             return cached;
         }
@@ -720,8 +731,8 @@ impl<'a> TermScorer<'a> {
         if run {
             return match p.l2_best(b, &w.inv) {
                 Ok(key) => {
-                    self.bounds[slot] = w.score_of_key(key);
-                    self.bounds[slot]
+                    self.buf.bounds[slot] = w.score_of_key(key);
+                    self.buf.bounds[slot]
                 }
                 Err(e) => self.fail(e),
             };
@@ -754,26 +765,28 @@ impl<'a> TermScorer<'a> {
     /// deciding to bound the block saves reading its impacts again).
     pub fn keep_block_key(&mut self, b: usize, key: f32, least: u8) {
         self.bound_cache();
-        if self.bounds[b].is_nan() {
+        if self.buf.bounds[b].is_nan() {
             self.keep_block_bound(b, key, least);
         }
     }
 
     /// Allocates the bound cache on first use.
     fn bound_cache(&mut self) {
-        if self.bounds.is_empty() {
+        if self.buf.bounds.is_empty() {
             let p = self.postings;
-            self.bounds = vec![f32::NAN; p.num_blocks() + p.num_l2()];
-            self.min_norms = vec![0; p.num_blocks()];
+            self.buf
+                .bounds
+                .resize(p.num_blocks() + p.num_l2(), f32::NAN);
+            self.buf.min_norms.resize(p.num_blocks(), 0);
         }
     }
 
     /// Keeps block `b`'s bound, from its best key and least norm, in the
     /// cache ([`Self::bound_cache`] allocates it), and returns it.
     fn keep_block_bound(&mut self, b: usize, key: f32, least: u8) -> f32 {
-        self.bounds[b] = self.weight.score_of_key(key);
-        self.min_norms[b] = least;
-        self.bounds[b]
+        self.buf.bounds[b] = self.weight.score_of_key(key);
+        self.buf.min_norms[b] = least;
+        self.buf.bounds[b]
     }
 
     /// Records a damaged list: its bounds are infinite, so that nothing is
@@ -934,6 +947,7 @@ pub struct BoolScorer<'a> {
 }
 
 /// A boolean's clauses by role: indexes into its clause list.
+#[derive(Default)]
 pub struct Roles {
     /// Must and filter clauses, cheapest first.
     pub required: Vec<usize>,
@@ -946,16 +960,24 @@ pub struct Roles {
 impl Roles {
     /// Sorts clauses by `occurs`; `cost(i)` orders the required ones.
     pub fn of(occurs: &[Occur], cost: impl Fn(usize) -> u64) -> Roles {
-        let pick = |f: fn(Occur) -> bool| -> Vec<usize> {
-            (0..occurs.len()).filter(|&i| f(occurs[i])).collect()
+        let mut roles = Roles::default();
+        roles.fill(occurs, cost);
+        roles
+    }
+
+    /// [`Self::of`] into these lists (which a loop keeps from one search
+    /// to the next).
+    pub fn fill(&mut self, occurs: &[Occur], cost: impl Fn(usize) -> u64) {
+        let pick = |to: &mut Vec<usize>, f: fn(Occur) -> bool| {
+            to.clear();
+            to.extend((0..occurs.len()).filter(|&i| f(occurs[i])));
         };
-        let mut required = pick(|o| matches!(o, Occur::Must | Occur::Filter));
-        required.sort_by_key(|&i| cost(i));
-        Roles {
-            required,
-            should: pick(|o| o == Occur::Should),
-            must_not: pick(|o| o == Occur::MustNot),
-        }
+        pick(&mut self.required, |o| {
+            matches!(o, Occur::Must | Occur::Filter)
+        });
+        self.required.sort_by_key(|&i| cost(i));
+        pick(&mut self.should, |o| o == Occur::Should);
+        pick(&mut self.must_not, |o| o == Occur::MustNot);
     }
 }
 

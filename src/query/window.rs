@@ -265,6 +265,8 @@ pub struct Buffers {
     /// ends ([`TermScorer::deferred`]).
     #[expect(clippy::vec_box, reason = "each box moves into a cursor and back")]
     blocks: Vec<Box<BlockBuf>>,
+    /// The clauses' roles ([`Roles::fill`]).
+    roles: Roles,
 }
 
 /// The most block buffers [`Buffers`] keeps.
@@ -324,7 +326,9 @@ pub fn shape(node: &Node) -> Option<Shape> {
 /// Runs `node` (a shape [`shape`] accepts) over `seg` into `sink`, with
 /// `buf` as scratch space.
 pub fn run<S: Sink>(node: &Node, seg: &LiveSegment, sink: &mut S, buf: &mut Buffers) -> Result<()> {
-    let flat: Vec<(Occur, &TermNode)> = match node {
+    // A lone term needs no list of clauses built for it.
+    let (mut lone, mut many);
+    let flat: &mut dyn Iterator<Item = (Occur, &TermNode)> = match node {
         Node::Empty => return Ok(()),
         Node::Phrase(p) => {
             let Some(terms) = PhraseTerms::open(p, seg)? else {
@@ -345,14 +349,17 @@ pub fn run<S: Sink>(node: &Node, seg: &LiveSegment, sink: &mut S, buf: &mut Buff
                 .collect();
             return exec(seg, terms.cursors, occurs, Some(terms.positions), sink, buf);
         }
-        Node::Term(t) => vec![(Occur::Must, t)],
-        Node::Bool(clauses) => clauses
-            .iter()
-            .map(|(o, n)| match n {
+        Node::Term(t) => {
+            lone = std::iter::once((Occur::Must, t));
+            &mut lone
+        }
+        Node::Bool(clauses) => {
+            many = clauses.iter().map(|(o, n)| match n {
                 Node::Term(t) => (*o, t),
                 _ => unreachable!("window::run on a shape it does not handle"),
-            })
-            .collect(),
+            });
+            &mut many
+        }
         other => return daat::run(other, seg, sink),
     };
     let blocks = &mut buf.blocks;
@@ -378,11 +385,10 @@ fn exec<'a, S: Sink>(
     sink: &mut S,
     buf: &mut Buffers,
 ) -> Result<()> {
-    let Roles {
-        required,
-        should,
-        must_not,
-    } = Roles::of(&occurs, |i| cursors[i].cost());
+    let mut roles = std::mem::take(&mut buf.roles);
+    roles.fill(&occurs, |i| cursors[i].cost());
+    let must_not = std::mem::take(&mut roles.must_not);
+    let (required, should) = (&roles.required[..], &roles.should[..]);
     buf.bounds.clear();
     buf.bounds.resize(cursors.len(), 0.0);
     // Limits kept by floor are for this segment's clauses.
@@ -415,7 +421,7 @@ fn exec<'a, S: Sink>(
     let lists = |of: &[usize]| -> Vec<_> { of.iter().map(|&i| ex.cursors[i].postings()).collect() };
     let counted = if sink.counts_all() && ex.phrase.is_none() {
         let deletes = seg.deletes.as_deref().map(Vec::as_slice);
-        let (required, should, must_not) = (lists(&required), lists(&should), lists(&ex.must_not));
+        let (required, should, must_not) = (lists(required), lists(should), lists(&ex.must_not));
         totals::live_matches(&required, &should, &must_not, deletes)
     } else {
         None
@@ -423,10 +429,11 @@ fn exec<'a, S: Sink>(
     match counted {
         Some(total) => {
             sink.count(usize::try_from(total).unwrap_or(usize::MAX));
-            ex.drive(&required, &should, &mut Counted(sink));
+            ex.drive(required, should, &mut Counted(sink));
         }
-        None => ex.drive(&required, &should, sink),
+        None => ex.drive(required, should, sink),
     }
+    roles.must_not = std::mem::take(&mut ex.must_not);
     let error = ex.phrase.as_ref().and_then(|p| p.error());
     let error = error.or_else(|| ex.cursors.iter().find_map(|c| c.error()));
     for c in ex.cursors.drain(..) {
@@ -434,6 +441,7 @@ fn exec<'a, S: Sink>(
             ex.b.blocks.push(c.into_buf());
         }
     }
+    ex.b.roles = roles;
     match error {
         Some(e) => Err(seg.reader.bad(e)),
         None => Ok(()),
@@ -568,15 +576,17 @@ impl Exec<'_, '_> {
             },
             _ => return,
         };
-        let mut scores = std::mem::take(&mut self.b.sums);
-        scores.clear();
+        // Keys, not scores: the sink scores the one it keeps.
+        let mut keys = std::mem::take(&mut self.b.sums);
+        keys.clear();
         if whole {
-            self.cursors[lone].list_scores(&mut scores);
+            self.cursors[lone].list_keys(&mut keys);
         } else {
-            self.cursors[lone].known_scores(&mut scores);
+            self.cursors[lone].known_keys(&mut keys);
         }
-        sink.known_scores(&mut scores);
-        self.b.sums = scores;
+        let weight = self.cursors[lone].weight();
+        sink.known_scores(&mut keys, |key| weight.score_of_key(key));
+        self.b.sums = keys;
     }
 
     /// Hands the window's `matches` to the sink: excluded documents
