@@ -1053,10 +1053,18 @@ impl<'a> Postings<'a> {
     /// rank in the block) alone, as [`Self::decode_tfs`] would give it
     /// at `tfs[i]`.
     pub fn tf_at(&self, b: usize, i: usize) -> Result<u32, BadPostings> {
+        self.tf_in_run(self.tfs_start(b)?, i)
+    }
+
+    /// [`Self::tf_at`] of the block whose frequencies' run starts at
+    /// `at` ([`Self::tfs_start`]): a loop reading several of a block's
+    /// frequencies one at a time finds the run once.
+    #[inline]
+    pub fn tf_in_run(&self, at: usize, i: usize) -> Result<u32, BadPostings> {
         if i >= BLOCK_LEN {
             return Err(BadPostings("rank past the block"));
         }
-        PforRun::parse(self.blocks, self.tfs_start(b)?)?.frequency(i)
+        PforRun::parse(self.blocks, at)?.frequency(i)
     }
 
     /// Decodes the term frequencies of packed block `b` into `tfs`.
@@ -1069,7 +1077,7 @@ impl<'a> Postings<'a> {
     /// inlined: called, it cost `tf_at` 1 % more instructions in
     /// rare-common-2 AND.
     #[inline(always)]
-    fn tfs_start(&self, b: usize) -> Result<usize, BadPostings> {
+    pub fn tfs_start(&self, b: usize) -> Result<usize, BadPostings> {
         let mut pos = self.block_off(b);
         skip_pfor(self.blocks, &mut pos)?;
         Ok(pos)

@@ -91,6 +91,9 @@ pub struct TermScorer<'a> {
     tfs_of: usize,
     /// Where the decoded block's frequencies start, when packed.
     tfs_at: usize,
+    /// The packed block whose frequencies [`Self::score_ranked`] read
+    /// last, and where they start (`usize::MAX` for none).
+    ranked: (usize, usize),
     /// Whether `block` is chosen but not decoded yet ([`Self::move_to`]
     /// past a block's end): `docs`, `len` and `doc` are stale until
     /// [`Self::ensure`] or [`Scorer::seek`] decodes it, so a loop that
@@ -162,6 +165,7 @@ impl<'a> TermScorer<'a> {
             pos: 0,
             tfs_of: usize::MAX,
             tfs_at: 0,
+            ranked: (usize::MAX, 0),
             pending: false,
             doc: NO_MORE,
             err: None,
@@ -530,7 +534,16 @@ impl<'a> TermScorer<'a> {
                 .copied()
                 .ok_or(BadPostings("rank past the block"))
         } else {
-            self.postings.tf_at(b, rank)
+            if self.ranked.0 != b {
+                match self.postings.tfs_start(b) {
+                    Ok(at) => self.ranked = (b, at),
+                    Err(e) => {
+                        self.err = Some(e);
+                        return 0.0;
+                    }
+                }
+            }
+            self.postings.tf_in_run(self.ranked.1, rank)
         };
         match tf {
             Ok(tf) => self.weight.score(tf, self.norm(doc)),
