@@ -354,6 +354,27 @@ fn each(raw: &[String]) -> ExitCode {
     }
 }
 
+/// The hidden subcommand `__cycle QUARRY_DIR TANTIVY_DIR QUERIES CLASS OP
+/// REGIME`: the class's queries run in turn, the whole list on one engine
+/// then on the other, 20 rounds, as the measured passes cycle through a
+/// class (no query meets its own warm branch history or caches); prints
+/// each engine's mean nanoseconds a query and their ratio.
+fn cycle(raw: &[String]) -> ExitCode {
+    let usage = "usage: quarry-bench __cycle QUARRY_DIR TANTIVY_DIR QUERIES.tsv CLASS and|or|phrase lower-bound|exact";
+    match ClassRun::open(raw, usage)
+        .and_then(|r| run::cycle_batch(&r.engines, &r.texts, r.op, r.regime, 20))
+    {
+        Ok((q, t)) => {
+            println!("{q:.0}\t{t:.0}\t{:.3}", q / t.max(1.0));
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("{e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
 /// The hidden subcommand `__count ENGINE QUARRY_DIR TANTIVY_DIR QUERIES CLASS
 /// OP REGIME`: runs the class's queries of a `queries.tsv` once on one
 /// engine (see [`run::count_batch`], the function to count instructions
@@ -460,6 +481,9 @@ fn main() -> ExitCode {
     }
     if raw.first().map(String::as_str) == Some("__each") {
         return each(&raw[1..]);
+    }
+    if raw.first().map(String::as_str) == Some("__cycle") {
+        return cycle(&raw[1..]);
     }
     if raw.first().map(String::as_str) == Some("__bytes") {
         // `__bytes ENGINE DIR`: the live and total bytes of an index.

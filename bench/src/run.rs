@@ -1205,6 +1205,33 @@ pub fn each_batch(
     Ok(out)
 }
 
+/// Mean nanoseconds a query, `(quarry, tantivy)`, over `rounds` rounds of
+/// every query of `texts` in turn on each engine (the hidden `__cycle`).
+pub fn cycle_batch(
+    engines: &Engines,
+    texts: &[String],
+    op: Op,
+    regime: Regime,
+    rounds: usize,
+) -> Result<(f64, f64), String> {
+    let mut prepared = Vec::with_capacity(texts.len());
+    for t in texts {
+        let mut q = engines.prepare(t, op)?;
+        q.regime = regime;
+        prepared.push(q);
+    }
+    let mut total = [0u128; 2];
+    for _ in 0..rounds {
+        for (i, engine) in [Engine::Quarry, Engine::Tantivy].into_iter().enumerate() {
+            let start = std::time::Instant::now();
+            std::hint::black_box(count_run(engines, engine, &prepared));
+            total[i] += start.elapsed().as_nanos();
+        }
+    }
+    let per = (rounds * prepared.len()).max(1) as f64;
+    Ok((total[0] as f64 / per, total[1] as f64 / per))
+}
+
 #[inline(never)]
 fn count_run(engines: &Engines, engine: Engine, queries: &[Prepared]) -> u64 {
     let mut hits = 0u64;

@@ -200,7 +200,17 @@ impl Sink for TopDocsSink<'_> {
     }
 }
 
-/// A fixed-capacity queue of the best `(score, doc)` pairs.
+/// The largest capacity [`TopDocs`] keeps as a sorted array rather than
+/// a heap: an offer then moves every kept key by a min and a max, without
+/// a branch on the keys, where a heap's sift takes a data-dependent turn
+/// at each level (a mispredicted branch costs about as much as the whole
+/// array's pass at this size).
+const SORTED_CAPACITY: usize = 16;
+
+/// A fixed-capacity queue of the best `(score, doc)` pairs, as packed
+/// keys ([`pack`]; unique, as documents are): up to [`SORTED_CAPACITY`]
+/// a sorted array, ascending; above it a binary min-heap. Either way the
+/// worst kept key is at index 0.
 #[derive(Clone, Debug)]
 pub struct TopDocs {
     heap: Vec<u64>,
@@ -265,6 +275,9 @@ impl TopDocs {
     #[inline]
     pub fn offer(&mut self, score: f32, doc: u32) -> bool {
         let key = pack(score, doc);
+        if self.capacity <= SORTED_CAPACITY {
+            return self.offer_sorted(key);
+        }
         if self.heap.len() < self.capacity {
             self.heap.push(key);
             self.sift_up(self.heap.len() - 1);
@@ -272,6 +285,34 @@ impl TopDocs {
         } else if self.capacity > 0 && key > self.heap[0] {
             self.heap[0] = key;
             self.sift_down(0);
+            true
+        } else {
+            false
+        }
+    }
+
+    /// [`Self::offer`] into the sorted array. Below capacity, `key` is
+    /// inserted: from the top down, each place takes the lesser of its key
+    /// and the greater of `key` and the key below (the array grows by a
+    /// sentinel above every key first). At capacity a key above the least
+    /// replaces it: from the bottom up, each place takes the greater of
+    /// its key and the lesser of `key` and the key above.
+    #[inline]
+    fn offer_sorted(&mut self, key: u64) -> bool {
+        let h = &mut self.heap;
+        let n = h.len();
+        if n < self.capacity {
+            h.push(u64::MAX);
+            for i in (0..=n).rev() {
+                let below = if i > 0 { h[i - 1] } else { 0 };
+                h[i] = h[i].min(key.max(below));
+            }
+            true
+        } else if n > 0 && key > h[0] {
+            for i in 0..n {
+                let above = if i + 1 < n { h[i + 1] } else { u64::MAX };
+                h[i] = h[i].max(key.min(above));
+            }
             true
         } else {
             false
@@ -443,6 +484,39 @@ mod tests {
             want.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
             want.truncate(k);
             prop_assert_eq!(q.into_sorted(), want);
+        }
+
+        /// Out of document order too (a loop in bound order), with the
+        /// floor and the k-th kept hit right after every offer, on both
+        /// sides of the sorted array's capacity.
+        #[test]
+        fn keeps_the_best_in_any_order(
+            scores in proptest::collection::vec(0u8..20, 0..200),
+            seed in any::<u64>(),
+            k in 0usize..(2 * SORTED_CAPACITY + 4),
+        ) {
+            let mut order: Vec<u32> = (0..scores.len() as u32).collect();
+            // A Fisher-Yates shuffle from the seed (xorshift).
+            let mut x = seed | 1;
+            for i in (1..order.len()).rev() {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                order.swap(i, (x % (i as u64 + 1)) as usize);
+            }
+            let mut q = TopDocs::new(k);
+            let mut seen: Vec<(f32, u32)> = Vec::new();
+            for &doc in &order {
+                let score = f32::from(scores[doc as usize]) / 4.0;
+                q.offer(score, doc);
+                seen.push((score, doc));
+                seen.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+                let kth = (k > 0 && seen.len() >= k).then(|| seen[k - 1]);
+                prop_assert_eq!(q.kth(), kth);
+                prop_assert_eq!(q.floor(), kth.map(|h| h.0));
+            }
+            seen.truncate(k);
+            prop_assert_eq!(q.into_sorted(), seen);
         }
     }
 }
