@@ -1169,13 +1169,25 @@ pub fn count_batch(
     op: Op,
     regime: Regime,
 ) -> Result<u64, String> {
-    let mut prepared = Vec::with_capacity(texts.len());
-    for t in texts {
-        let mut q = engines.prepare(t, op)?;
-        q.regime = regime;
-        prepared.push(q);
-    }
+    let prepared = prepare_all(engines, texts, op, regime)?;
     Ok(count_run(engines, engine, &prepared))
+}
+
+/// Every query of `texts` prepared for both engines, in `regime`.
+fn prepare_all(
+    engines: &Engines,
+    texts: &[String],
+    op: Op,
+    regime: Regime,
+) -> Result<Vec<Prepared>, String> {
+    texts
+        .iter()
+        .map(|t| {
+            let mut q = engines.prepare(t, op)?;
+            q.regime = regime;
+            Ok(q)
+        })
+        .collect()
 }
 
 /// Per query, the fastest of `reps` runs on each engine, in nanoseconds:
@@ -1214,12 +1226,7 @@ pub fn cycle_batch(
     regime: Regime,
     rounds: usize,
 ) -> Result<(f64, f64), String> {
-    let mut prepared = Vec::with_capacity(texts.len());
-    for t in texts {
-        let mut q = engines.prepare(t, op)?;
-        q.regime = regime;
-        prepared.push(q);
-    }
+    let prepared = prepare_all(engines, texts, op, regime)?;
     let mut total = [0u128; 2];
     for _ in 0..rounds {
         for (i, engine) in [Engine::Quarry, Engine::Tantivy].into_iter().enumerate() {

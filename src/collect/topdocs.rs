@@ -3,8 +3,9 @@
 //! Each candidate is packed into one `u64`: the score mapped to an
 //! order-preserving `u32` in the high half and `u32::MAX - doc` in the low
 //! half, so "better" is simply "larger key" and every comparison is one
-//! integer compare. The queue is a binary min-heap of fixed capacity that
-//! allocates nothing once full; its root is the worst kept hit (the floor).
+//! integer compare. The queue has a fixed capacity and allocates nothing
+//! once full: a sorted array up to 16 hits, a binary min-heap above; its
+//! first key is the worst kept hit (the floor).
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -213,7 +214,7 @@ const SORTED_CAPACITY: usize = 16;
 /// worst kept key is at index 0.
 #[derive(Clone, Debug)]
 pub struct TopDocs {
-    heap: Vec<u64>,
+    keys: Vec<u64>,
     capacity: usize,
 }
 
@@ -222,19 +223,19 @@ impl TopDocs {
     /// `RESERVE_HITS` reserved up front).
     pub fn new(capacity: usize) -> TopDocs {
         TopDocs {
-            heap: Vec::with_capacity(capacity.min(RESERVE_HITS)),
+            keys: Vec::with_capacity(capacity.min(RESERVE_HITS)),
             capacity,
         }
     }
 
     /// Hits kept so far.
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.keys.len()
     }
 
     /// Whether nothing is kept.
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.keys.is_empty()
     }
 
     /// How many hits it keeps.
@@ -245,7 +246,7 @@ impl TopDocs {
     /// Whether the queue holds `capacity` hits.
     #[inline]
     pub fn is_full(&self) -> bool {
-        self.heap.len() == self.capacity
+        self.keys.len() == self.capacity
     }
 
     /// The worst kept hit's score when full: a new hit must score strictly
@@ -254,7 +255,7 @@ impl TopDocs {
     #[inline]
     pub fn floor(&self) -> Option<f32> {
         if self.is_full() && self.capacity > 0 {
-            Some(key_score((self.heap[0] >> 32) as u32))
+            Some(key_score((self.keys[0] >> 32) as u32))
         } else {
             None
         }
@@ -264,7 +265,7 @@ impl TopDocs {
     #[inline]
     pub fn kth(&self) -> Option<(f32, u32)> {
         if self.is_full() && self.capacity > 0 {
-            let key = self.heap[0];
+            let key = self.keys[0];
             Some((key_score((key >> 32) as u32), u32::MAX - key as u32))
         } else {
             None
@@ -278,12 +279,12 @@ impl TopDocs {
         if self.capacity <= SORTED_CAPACITY {
             return self.offer_sorted(key);
         }
-        if self.heap.len() < self.capacity {
-            self.heap.push(key);
-            self.sift_up(self.heap.len() - 1);
+        if self.keys.len() < self.capacity {
+            self.keys.push(key);
+            self.sift_up(self.keys.len() - 1);
             true
-        } else if self.capacity > 0 && key > self.heap[0] {
-            self.heap[0] = key;
+        } else if self.capacity > 0 && key > self.keys[0] {
+            self.keys[0] = key;
             self.sift_down(0);
             true
         } else {
@@ -299,7 +300,7 @@ impl TopDocs {
     /// its key and the lesser of `key` and the key above.
     #[inline]
     fn offer_sorted(&mut self, key: u64) -> bool {
-        let h = &mut self.heap;
+        let h = &mut self.keys;
         let n = h.len();
         if n < self.capacity {
             h.push(u64::MAX);
@@ -321,7 +322,7 @@ impl TopDocs {
 
     #[inline]
     fn sift_up(&mut self, mut i: usize) {
-        let h = &mut self.heap;
+        let h = &mut self.keys;
         let x = h[i];
         while i > 0 {
             let p = (i - 1) / 2;
@@ -336,7 +337,7 @@ impl TopDocs {
 
     #[inline]
     fn sift_down(&mut self, mut i: usize) {
-        let h = &mut self.heap;
+        let h = &mut self.keys;
         let n = h.len();
         let x = h[i];
         loop {
@@ -357,8 +358,8 @@ impl TopDocs {
 
     /// The kept hits, best first, as `(score, doc)`.
     pub fn into_sorted(mut self) -> Vec<(f32, u32)> {
-        self.heap.sort_unstable_by(|a, b| b.cmp(a));
-        self.heap
+        self.keys.sort_unstable_by(|a, b| b.cmp(a));
+        self.keys
             .into_iter()
             .map(|k| (key_score((k >> 32) as u32), u32::MAX - k as u32))
             .collect()

@@ -89,11 +89,10 @@ pub struct TermScorer<'a> {
     /// documents scored by rank read their frequencies one at a time,
     /// [`Self::score_of`]).
     tfs_of: usize,
-    /// Where the decoded block's frequencies start, when packed.
-    tfs_at: usize,
-    /// The packed block whose frequencies [`Self::score_ranked`] read
-    /// last, and where they start (`usize::MAX` for none).
-    ranked: (usize, usize),
+    /// A block and where its frequencies start: the decoded block (when
+    /// packed), or the pending one whose documents [`Self::score_ranked`]
+    /// scores by rank, found once for all of them (`usize::MAX` for none).
+    tfs_at: (usize, usize),
     /// Whether `block` is chosen but not decoded yet ([`Self::move_to`]
     /// past a block's end): `docs`, `len` and `doc` are stale until
     /// [`Self::ensure`] or [`Scorer::seek`] decodes it, so a loop that
@@ -164,8 +163,7 @@ impl<'a> TermScorer<'a> {
             len: 0,
             pos: 0,
             tfs_of: usize::MAX,
-            tfs_at: 0,
-            ranked: (usize::MAX, 0),
+            tfs_at: (usize::MAX, 0),
             pending: false,
             doc: NO_MORE,
             err: None,
@@ -446,7 +444,10 @@ impl<'a> TermScorer<'a> {
     pub fn tf(&mut self) -> u32 {
         debug_assert!(!self.pending && self.doc != NO_MORE);
         if self.tfs_of != self.block {
-            if let Err(e) = self.postings.decode_tfs_at(self.tfs_at, &mut self.buf.tfs) {
+            if let Err(e) = self
+                .postings
+                .decode_tfs_at(self.tfs_at.1, &mut self.buf.tfs)
+            {
                 self.err = Some(e);
             }
             self.tfs_of = self.block;
@@ -534,16 +535,16 @@ impl<'a> TermScorer<'a> {
                 .copied()
                 .ok_or(BadPostings("rank past the block"))
         } else {
-            if self.ranked.0 != b {
+            if self.tfs_at.0 != b {
                 match self.postings.tfs_start(b) {
-                    Ok(at) => self.ranked = (b, at),
+                    Ok(at) => self.tfs_at = (b, at),
                     Err(e) => {
                         self.err = Some(e);
                         return 0.0;
                     }
                 }
             }
-            self.postings.tf_in_run(self.ranked.1, rank)
+            self.postings.tf_in_run(self.tfs_at.1, rank)
         };
         match tf {
             Ok(tf) => self.weight.score(tf, self.norm(doc)),
@@ -641,8 +642,7 @@ impl<'a> TermScorer<'a> {
     }
 
     /// Appends the keys ([`TermWeight::key`]) of documents of the list,
-    /// one per document,
-    /// read from impacts alone: those of the blocks of its best
+    /// one per document, read from impacts alone: those of the blocks of its best
     /// second-level run. A block's impacts are its documents' own (tf,
     /// norm) pairs, each at least one document, when there are fewer than
     /// [`MAX_IMPACTS`] (a longer frontier is merged into corners that no
@@ -783,7 +783,8 @@ impl<'a> TermScorer<'a> {
         }
     }
 
-    /// Allocates the bound cache on first use.
+    /// Sizes the bound cache on first use (its buffer's vectors keep
+    /// their room from earlier scorers).
     fn bound_cache(&mut self) {
         if self.buf.bounds.is_empty() {
             let p = self.postings;
@@ -876,7 +877,7 @@ impl<'a> TermScorer<'a> {
         {
             Ok((n, tfs_at)) => {
                 self.len = n;
-                self.tfs_at = tfs_at;
+                self.tfs_at = (b, tfs_at);
                 if !self.postings.is_packed(b) {
                     // A tail's frequencies come with its documents.
                     self.tfs_of = b;
