@@ -48,7 +48,7 @@
 
 use bitpacking::{BitPacker, BitPacker4x};
 
-use crate::kernels;
+use crate::kernels::{self, Frontier};
 
 /// Documents per packed block. 128 is `BitPacker4x`'s block; see
 /// `docs/FORMAT.md` for the measurement behind the choice.
@@ -852,12 +852,20 @@ impl<'a> Postings<'a> {
         le32(self.l2, g * L2_ENTRY + 8) as usize + le16(self.skip, b * SKIP_ENTRY + 4)
     }
 
-    /// Impacts of block `b` (skip data only).
-    pub fn block_impacts(&self, b: usize, out: &mut Vec<Impact>) -> Result<(), BadPostings> {
+    /// Where block `b`'s impacts start in the impacts area, and how many
+    /// pairs they hold (skip data only).
+    #[inline]
+    fn block_impacts_at(&self, b: usize) -> (usize, usize) {
         let g = b / L2_BLOCKS;
         let field = le16(self.skip, b * SKIP_ENTRY + 6);
         let off = le32(self.l2, g * L2_ENTRY + 12) as usize + (field & 0xfff);
-        read_impacts(self.impacts, off, Some(field >> 12), out)
+        (off, field >> 12)
+    }
+
+    /// Impacts of block `b` (skip data only).
+    pub fn block_impacts(&self, b: usize, out: &mut Vec<Impact>) -> Result<(), BadPostings> {
+        let (off, count) = self.block_impacts_at(b);
+        read_impacts(self.impacts, off, Some(count), out)
     }
 
     /// The largest key `tf as f32 * factors[norm]` (a term's
@@ -866,10 +874,27 @@ impl<'a> Postings<'a> {
     /// and their least norm byte (the least of any document of the block).
     #[inline]
     pub fn block_best(&self, b: usize, factors: &[f32; 256]) -> Result<(f32, u8), BadPostings> {
-        let g = b / L2_BLOCKS;
-        let field = le16(self.skip, b * SKIP_ENTRY + 6);
-        let off = le32(self.l2, g * L2_ENTRY + 12) as usize + (field & 0xfff);
-        best_of_impacts(self.impacts, off, Some(field >> 12), factors)
+        let (off, count) = self.block_impacts_at(b);
+        best_of_impacts(self.impacts, off, Some(count), factors)
+    }
+
+    /// Block `b`'s impacts as lanes, each norm's factor from `factors`
+    /// (skip data only): two-byte pairs by one kernel call
+    /// ([`kernels::frontier`]), any other frontier pair by pair.
+    #[inline]
+    pub fn block_frontier(&self, b: usize, factors: &[f32; 256]) -> Result<Frontier, BadPostings> {
+        let (off, count) = self.block_impacts_at(b);
+        let short = (self.impacts.get(off..off + 16))
+            .and_then(|p| kernels::frontier(p.try_into().expect("16 bytes"), count, factors));
+        if let Some(f) = short {
+            return Ok(f);
+        }
+        let (mut f, mut i) = (Frontier::EMPTY, 0);
+        visit_impacts(self.impacts, off, Some(count), |im| {
+            f.set(i, im.tf, im.norm, factors[usize::from(im.norm)]);
+            i += 1;
+        })?;
+        Ok(f)
     }
 
     /// The largest key `tf as f32 * factors[norm]` over the impacts

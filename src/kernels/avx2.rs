@@ -4,7 +4,8 @@
 //! [`Vector`](super::generic::Vector) and one
 //! `#[target_feature(enable = "avx2,popcnt")]` entry point per kernel; the
 //! algorithms themselves live in `generic.rs`, except the eight fixed
-//! lanes of [`best_impact`] and [`keys_above`], which have none to share. (POPCNT counts a compressed
+//! lanes of [`best_impact`], [`frontier`], [`joint_bound`] and
+//! [`keys_above`], which have none to share. (POPCNT counts a compressed
 //! store's lanes; every AVX2 CPU has it, but it is detected all the same.)
 //! The entry points are `unsafe fn`s: they may only be called once
 //! `is_x86_feature_detected!` returned true for `avx2` and `popcnt`, which
@@ -18,6 +19,7 @@ use std::arch::x86_64::{
     _mm256_xor_si256,
 };
 
+use super::Frontier;
 use super::generic::{self, COMPRESS_NIBBLES, Primitives, Vector};
 
 /// XOR-ing both operands with this bias maps unsigned order onto signed order,
@@ -293,6 +295,146 @@ pub(super) unsafe fn best_impact(
         let norms = _mm_or_si128(norms, _mm_andnot_si128(used, _mm_set1_epi16(0xff)));
         let least = _mm_extract_epi16::<0>(_mm_minpos_epu16(norms)) as u8;
         Some((_mm_cvtss_f32(m), least))
+    }
+}
+
+/// AVX2 reading of a block's impact pairs as lanes (contract of
+/// [`super::frontier`]): the eight pairs' frequencies and norms split from
+/// one 16-byte load, as [`best_impact`] splits them, the factors gathered
+/// by norm, and the lanes past `count` set to the unused pair.
+///
+/// # Safety
+///
+/// The CPU must support AVX2 and POPCNT (`is_x86_feature_detected!` for both).
+#[target_feature(enable = "avx2,popcnt")]
+pub(super) unsafe fn frontier(
+    pairs: &[u8; 16],
+    count: usize,
+    factors: &[f32; 256],
+) -> Option<Frontier> {
+    use std::arch::x86_64::{
+        __m128i, _mm_and_si128, _mm_cmpgt_epi16, _mm_loadu_si128, _mm_movemask_epi8,
+        _mm_set1_epi16, _mm_setr_epi16, _mm_srli_epi16, _mm256_and_ps, _mm256_blendv_epi8,
+        _mm256_castsi256_ps, _mm256_cvtepi16_epi32, _mm256_cvtepi32_ps, _mm256_cvtepu16_epi32,
+        _mm256_i32gather_ps, _mm256_storeu_ps,
+    };
+    if count == 0 || count > 8 {
+        return None;
+    }
+    let mut f = Frontier::EMPTY;
+    // SAFETY: AVX2 (and the SSE4.1 it implies) is available per this
+    // function's contract; the load reads the 16 bytes of `pairs`; every
+    // gathered index is a norm byte zero-extended (0..=255), in bounds of
+    // the 256 factors; the stores write the eight lanes of `f`'s arrays.
+    unsafe {
+        let v = _mm_loadu_si128(pairs.as_ptr().cast::<__m128i>());
+        let lane = _mm_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7);
+        let used = _mm_cmpgt_epi16(_mm_set1_epi16(count as i16), lane);
+        if _mm_movemask_epi8(_mm_and_si128(v, used)) & 0x5555 != 0 {
+            return None;
+        }
+        let used = _mm256_cvtepi16_epi32(used);
+        let tfs = _mm256_cvtepu16_epi32(_mm_and_si128(v, _mm_set1_epi16(0xff)));
+        let norms = _mm256_cvtepu16_epi32(_mm_srli_epi16::<8>(v));
+        let factor = _mm256_i32gather_ps::<4>(factors.as_ptr(), norms);
+        let in_use = _mm256_castsi256_ps(used);
+        let tf = _mm256_and_ps(_mm256_cvtepi32_ps(tfs), in_use);
+        _mm256_storeu_ps(f.tf.as_mut_ptr(), tf);
+        _mm256_storeu_ps(f.factor.as_mut_ptr(), _mm256_and_ps(factor, in_use));
+        let norm = _mm256_blendv_epi8(_mm256_set1_epi32(-1), norms, used);
+        _mm256_storeu_si256(f.norm.as_mut_ptr().cast::<__m256i>(), norm);
+    }
+    Some(f)
+}
+
+/// AVX2 joint bound of two clauses' blocks (contract of
+/// [`super::joint_bound`]): each side's eight pairs in lanes, the other
+/// side's best frequency under each lane's norm by eight compares and
+/// masked maxima, both scores (one division per side), the clause-order
+/// sums and a horizontal max.
+///
+/// # Safety
+///
+/// The CPU must support AVX2 and POPCNT (`is_x86_feature_detected!` for both).
+#[target_feature(enable = "avx2,popcnt")]
+pub(super) unsafe fn joint_bound(
+    (x, wx): (&Frontier, f32),
+    (y, wy): (&Frontier, f32),
+    bounds: &[f32],
+    (sx, sy): (usize, usize),
+) -> f32 {
+    use std::arch::x86_64::{
+        __m256, _CMP_GT_OQ, _mm_cvtss_f32, _mm_max_ps, _mm_max_ss, _mm_movehl_ps, _mm_shuffle_ps,
+        _mm256_add_ps, _mm256_and_ps, _mm256_blendv_ps, _mm256_castps256_ps128, _mm256_cmp_ps,
+        _mm256_div_ps, _mm256_extractf128_ps, _mm256_loadu_ps, _mm256_max_ps, _mm256_mul_ps,
+        _mm256_set1_ps, _mm256_setzero_ps, _mm256_sub_ps,
+    };
+    // SAFETY: AVX2 is available per this function's contract; every load
+    // reads eight lanes of a `Frontier`'s arrays.
+    unsafe {
+        let score = |w: __m256, tf: __m256, factor: __m256| {
+            let one = _mm256_set1_ps(1.0);
+            _mm256_sub_ps(
+                w,
+                _mm256_div_ps(w, _mm256_add_ps(one, _mm256_mul_ps(tf, factor))),
+            )
+        };
+        // `q`'s largest frequency at norms under (`strict`) or at most
+        // each lane's norm of `p`; 0 where it has none.
+        let best_tf = |p: &Frontier, q: &Frontier, strict: bool| {
+            let at = _mm256_loadu_si256(p.norm.as_ptr().cast::<__m256i>());
+            let mut t = _mm256_setzero_ps();
+            for k in 0..8 {
+                let n = _mm256_set1_epi32(q.norm[k]);
+                let ok = if strict {
+                    _mm256_cmpgt_epi32(at, n)
+                } else {
+                    _mm256_xor_si256(_mm256_cmpgt_epi32(n, at), _mm256_set1_epi32(-1))
+                };
+                let tf = _mm256_and_ps(_mm256_castsi256_ps(ok), _mm256_set1_ps(q.tf[k]));
+                t = _mm256_max_ps(t, tf);
+            }
+            t
+        };
+        let (wx, wy) = (_mm256_set1_ps(wx), _mm256_set1_ps(wy));
+        let none = _mm256_set1_ps(f32::NEG_INFINITY);
+        let zero = _mm256_setzero_ps();
+        let (fx, fy) = (
+            _mm256_loadu_ps(x.factor.as_ptr()),
+            _mm256_loadu_ps(y.factor.as_ptr()),
+        );
+        // Lanes of `x`: its own score, and `y`'s at its norm.
+        let ty = best_tf(x, y, false);
+        let (x_own, y_at_x) = (
+            score(wx, _mm256_loadu_ps(x.tf.as_ptr()), fx),
+            score(wy, ty, fx),
+        );
+        // Lanes of `y`: `x`'s under its norm, and its own score.
+        let tx = best_tf(y, x, true);
+        let (x_at_y, y_own) = (
+            score(wx, tx, fy),
+            score(wy, _mm256_loadu_ps(y.tf.as_ptr()), fy),
+        );
+        let (mut sum_x, mut sum_y) = (zero, zero);
+        for (k, &c) in bounds.iter().enumerate() {
+            let c = _mm256_set1_ps(c);
+            let (ax, ay) = if k == sx {
+                (x_own, x_at_y)
+            } else if k == sy {
+                (y_at_x, y_own)
+            } else {
+                (c, c)
+            };
+            sum_x = _mm256_add_ps(sum_x, ax);
+            sum_y = _mm256_add_ps(sum_y, ay);
+        }
+        let sum_x = _mm256_blendv_ps(none, sum_x, _mm256_cmp_ps::<_CMP_GT_OQ>(ty, zero));
+        let sum_y = _mm256_blendv_ps(none, sum_y, _mm256_cmp_ps::<_CMP_GT_OQ>(tx, zero));
+        let m = _mm256_max_ps(sum_x, sum_y);
+        let m = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps::<1>(m));
+        let m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+        let m = _mm_max_ss(m, _mm_shuffle_ps::<1>(m, m));
+        _mm_cvtss_f32(m)
     }
 }
 

@@ -713,6 +713,8 @@ pub(super) mod portable {
             positions_ge: super::positions_ge::<[u32; LANES]>,
             strict_prefix_sum: super::strict_prefix_sum::<[u32; LANES]>,
             best_impact: super::super::scalar::best_impact,
+            frontier: super::super::scalar::frontier,
+            joint_bound: super::super::scalar::joint_bound,
             keys_above: super::super::scalar::keys_above,
             popcount: super::super::scalar::popcount,
         }

@@ -1,8 +1,9 @@
 //! SIMD posting-list kernels: "find the next doc id >= target", sorted-list
 //! intersection (2-way, 3-way and n-way), positions of keys at or above a
 //! threshold, gap decoding by prefix sums, the best score key of a
-//! block's impacts, the documents whose score key beats a limit, and the
-//! population count of a bitset.
+//! block's impacts, a block's impacts as lanes and the joint bound of two
+//! clauses' blocks over the norms their documents share, the documents
+//! whose score key beats a limit, and the population count of a bitset.
 //!
 //! The module is self-contained: plain slices in, results out, `std` only. It
 //! depends on nothing else in the crate.
@@ -28,11 +29,11 @@
 //! * `avx2` (`x86_64` only) — thin instantiations: `impl Vector for __m256i`
 //!   plus one `#[target_feature(enable = "avx2,popcnt")] unsafe fn` per kernel that
 //!   calls the generic code. These functions are `unsafe` because calling them
-//!   on a CPU without AVX2 is undefined behaviour. Two kernels have no
-//!   algorithm to share: [`best_impact`] and [`keys_above`] are fixed
-//!   sequences over eight lanes (gathers by norm byte, a multiply, a
-//!   compare), written out in intrinsics there, their scalar forms in
-//!   `scalar`. [`popcount`] is `scalar`'s loop compiled again with
+//!   on a CPU without AVX2 is undefined behaviour. Four kernels have no
+//!   algorithm to share: [`best_impact`], [`frontier`], [`joint_bound`]
+//!   and [`keys_above`] are fixed sequences over eight lanes (gathers by
+//!   norm byte, multiplies, compares, a division), written out in
+//!   intrinsics there, their scalar forms in `scalar`. [`popcount`] is `scalar`'s loop compiled again with
 //!   `popcnt` enabled.
 //! * `tests` — one harness that runs every implementation available on the
 //!   current CPU (scalar always, a portable instantiation of the generic SIMD
@@ -89,6 +90,10 @@ type PositionsFn = unsafe fn(&[u32], u32, &mut Vec<u32>);
 type PrefixSumFn = unsafe fn(&mut [u32], u32);
 /// Signature of an impact kernel (see [`best_impact`]).
 type BestImpactFn = unsafe fn(&[u8; 16], usize, &[f32; 256]) -> Option<(f32, u8)>;
+/// Signature of a frontier-reading kernel (see [`frontier`]).
+type FrontierFn = unsafe fn(&[u8; 16], usize, &[f32; 256]) -> Option<Frontier>;
+/// Signature of a joint-bound kernel (see [`joint_bound`]).
+type JointFn = unsafe fn((&Frontier, f32), (&Frontier, f32), &[f32], (usize, usize)) -> f32;
 /// Signature of a population-count kernel (see [`popcount`]).
 type PopcountFn = unsafe fn(&[u64]) -> u64;
 /// Signature of a key-selection kernel (see [`keys_above`]).
@@ -129,6 +134,8 @@ pub struct Kernels {
     positions_ge: PositionsFn,
     strict_prefix_sum: PrefixSumFn,
     best_impact: BestImpactFn,
+    frontier: FrontierFn,
+    joint_bound: JointFn,
     keys_above: KeysAboveFn,
     popcount: PopcountFn,
 }
@@ -151,6 +158,8 @@ impl Kernels {
             positions_ge: scalar::positions_ge,
             strict_prefix_sum: scalar::strict_prefix_sum,
             best_impact: scalar::best_impact,
+            frontier: scalar::frontier,
+            joint_bound: scalar::joint_bound,
             keys_above: scalar::keys_above,
             popcount: scalar::popcount,
         }
@@ -171,6 +180,8 @@ impl Kernels {
                     positions_ge: avx2::positions_ge,
                     strict_prefix_sum: avx2::strict_prefix_sum,
                     best_impact: avx2::best_impact,
+                    frontier: avx2::frontier,
+                    joint_bound: avx2::joint_bound,
                     keys_above: avx2::keys_above,
                     popcount: avx2::popcount,
                 });
@@ -255,6 +266,31 @@ impl Kernels {
     ) -> Option<(f32, u8)> {
         // SAFETY: by the struct invariant the pointer is callable on this CPU.
         unsafe { (self.best_impact)(pairs, count, factors) }
+    }
+
+    /// See the free function [`frontier`].
+    #[inline]
+    pub fn frontier(
+        &self,
+        pairs: &[u8; 16],
+        count: usize,
+        factors: &[f32; 256],
+    ) -> Option<Frontier> {
+        // SAFETY: by the struct invariant the pointer is callable on this CPU.
+        unsafe { (self.frontier)(pairs, count, factors) }
+    }
+
+    /// See the free function [`joint_bound`].
+    #[inline]
+    pub fn joint_bound(
+        &self,
+        x: (&Frontier, f32),
+        y: (&Frontier, f32),
+        bounds: &[f32],
+        slots: (usize, usize),
+    ) -> f32 {
+        // SAFETY: by the struct invariant the pointer is callable on this CPU.
+        unsafe { (self.joint_bound)(x, y, bounds, slots) }
     }
 
     /// See the free function [`keys_above`].
@@ -603,6 +639,85 @@ pub fn strict_prefix_sum(vals: &mut [u32], base: u32) {
 #[inline]
 pub fn best_impact(pairs: &[u8; 16], count: usize, factors: &[f32; 256]) -> Option<(f32, u8)> {
     active().best_impact(pairs, count, factors)
+}
+
+/// Up to eight (frequency, norm byte) pairs of one block's impacts as
+/// lanes, with each norm's key factor: what [`joint_bound`] reads.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Frontier {
+    /// Each pair's frequency, converted as `u32 as f32` does; 0 in lanes
+    /// not in use.
+    pub tf: [f32; 8],
+    /// Each pair's norm byte; -1 in lanes not in use.
+    pub norm: [i32; 8],
+    /// Each pair's key factor (`factors[norm]`); 0 in lanes not in use.
+    pub factor: [f32; 8],
+}
+
+impl Frontier {
+    /// No pairs: every lane unused.
+    pub const EMPTY: Frontier = Frontier {
+        tf: [0.0; 8],
+        norm: [-1; 8],
+        factor: [0.0; 8],
+    };
+
+    /// Sets lane `i` to the pair (`tf`, `norm`) with its key factor
+    /// `factor`.
+    #[inline]
+    pub fn set(&mut self, i: usize, tf: u32, norm: u8, factor: f32) {
+        self.tf[i] = tf as f32;
+        self.norm[i] = i32::from(norm);
+        self.factor[i] = factor;
+    }
+}
+
+/// The first `count` (1 to 8) two-byte pairs `(tf, norm)` of `pairs` (a
+/// block's stored impacts, read in place) as a [`Frontier`], each norm's
+/// factor from `factors`. `None` where [`best_impact`] says so: `count`
+/// out of range, or a frequency byte in use with its high bit set (the
+/// caller reads such pairs one by one).
+///
+/// Uses the process-wide [`active`] kernels.
+#[inline]
+pub fn frontier(pairs: &[u8; 16], count: usize, factors: &[f32; 256]) -> Option<Frontier> {
+    active().frontier(pairs, count, factors)
+}
+
+/// The best score, summed over `bounds` in clause order, that a document
+/// matching both of two clauses (slots `sx` and `sy` of `bounds`, whose
+/// other entries are the other clauses' bounds) can have, given one block
+/// of each, `x` and `y` with their weights: impacts dominate every
+/// document of their block (a pair's frequency at least the document's,
+/// its norm at most), and the two clauses are of one field, so a document
+/// has one norm in both. A document's norm is at least that of both
+/// pairs dominating it, so one of the two has the larger norm: for each
+/// pair of `x`, its own score (`w - w / (1 + tf * factor)`, as
+/// [`TermWeight::score_of_key`](crate::query::bm25::TermWeight::score_of_key)
+/// computes it) with `y`'s largest frequency among its pairs of norm at
+/// or under the pair's, at the pair's factor; for each pair of `y`, its own
+/// score with `x`'s largest frequency among pairs of norm strictly under,
+/// at `y`'s pair's factor; a pair the other clause has none for gives
+/// nothing, and no pair at all gives `NEG_INFINITY`. Each score is
+/// monotone in its frequency and factor and factors fall with the norm,
+/// so this bounds every such document bit for bit; over the pairs of a
+/// Pareto frontier it is the best such sum at any norm. Where the sum of
+/// the two blocks' best scores bounds a window of two common terms
+/// (whose blocks each hold a document of a large frequency and one of a
+/// short length, rarely the same), this takes each length once.
+///
+/// `bounds` must be finite, the weights finite and positive, and `sx`,
+/// `sy` distinct slots of `bounds`; the result is then never NaN.
+///
+/// Uses the process-wide [`active`] kernels.
+#[inline]
+pub fn joint_bound(
+    x: (&Frontier, f32),
+    y: (&Frontier, f32),
+    bounds: &[f32],
+    slots: (usize, usize),
+) -> f32 {
+    active().joint_bound(x, y, bounds, slots)
 }
 
 /// Appends to `out`, in order, each `docs[i]` whose frequency `tfs[i]` is

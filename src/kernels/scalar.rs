@@ -1,6 +1,7 @@
 //! Portable scalar kernels. Always compiled, always tested; the reference the
 //! SIMD kernels are checked against and the fallback on every other CPU.
 
+use super::Frontier;
 use super::generic::{self, Primitives};
 
 /// Marker type plugging the scalar leaf kernels into the shared algorithms of
@@ -138,6 +139,64 @@ pub(super) fn best_impact(
         least = least.min(p[1]);
     }
     (high < 0x80).then_some((best, least))
+}
+
+/// Scalar reading of a block's impact pairs as lanes (contract of
+/// [`super::frontier`]).
+pub(super) fn frontier(pairs: &[u8; 16], count: usize, factors: &[f32; 256]) -> Option<Frontier> {
+    if count == 0 || count > 8 {
+        return None;
+    }
+    let mut f = Frontier::EMPTY;
+    for (i, p) in pairs[..2 * count].chunks_exact(2).enumerate() {
+        if p[0] >= 0x80 {
+            return None;
+        }
+        f.set(i, u32::from(p[0]), p[1], factors[usize::from(p[1])]);
+    }
+    Some(f)
+}
+
+/// Scalar joint bound of two clauses' blocks (contract of
+/// [`super::joint_bound`]): per lane of each side, the other side's best
+/// frequency under its norm, both scores and the clause-order sum.
+pub(super) fn joint_bound(
+    (x, wx): (&Frontier, f32),
+    (y, wy): (&Frontier, f32),
+    bounds: &[f32],
+    (sx, sy): (usize, usize),
+) -> f32 {
+    let score = |w: f32, tf: f32, factor: f32| w - w / (1.0 + tf * factor);
+    let best_tf = |q: &Frontier, at: i32, strict: bool| {
+        (q.tf.iter().zip(&q.norm))
+            .filter(|&(_, &n)| if strict { n < at } else { n <= at })
+            .fold(0.0f32, |t, (&tf, _)| t.max(tf))
+    };
+    let sum = |at_x: f32, at_y: f32| {
+        bounds.iter().enumerate().fold(0.0f32, |s, (k, &c)| {
+            s + if k == sx {
+                at_x
+            } else if k == sy {
+                at_y
+            } else {
+                c
+            }
+        })
+    };
+    let mut best = f32::NEG_INFINITY;
+    for l in 0..8 {
+        let t = best_tf(y, x.norm[l], false);
+        if t > 0.0 {
+            let f = x.factor[l];
+            best = best.max(sum(score(wx, x.tf[l], f), score(wy, t, f)));
+        }
+        let t = best_tf(x, y.norm[l], true);
+        if t > 0.0 {
+            let f = y.factor[l];
+            best = best.max(sum(score(wx, t, f), score(wy, y.tf[l], f)));
+        }
+    }
+    best
 }
 
 /// Scalar selection of documents by score key (contract of

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 
 use proptest::prelude::*;
 
-use super::{Kernels, generic};
+use super::{Frontier, Kernels, generic};
 
 /// Every implementation that can run here.
 fn implementations() -> Vec<Kernels> {
@@ -701,5 +701,274 @@ proptest! {
         for k in implementations() {
             prop_assert_eq!(k.popcount(&words), want, "{}", k.name());
         }
+    }
+}
+
+/// Pairs `(tf, norm)` as the definition reads them: the lanes in use.
+fn pairs_of(f: &Frontier) -> Vec<(u32, i32)> {
+    (f.tf.iter().zip(&f.norm))
+        .filter(|&(_, &n)| n >= 0)
+        .map(|(&tf, &n)| (tf as u32, n))
+        .collect()
+}
+
+/// The frontier of the first `count` two-byte pairs, or `None` where the
+/// contract says so.
+fn oracle_frontier(pairs: &[u8; 16], count: usize, factors: &[f32; 256]) -> Option<Frontier> {
+    if !(1..=8).contains(&count) || pairs[..2 * count].iter().step_by(2).any(|&tf| tf >= 0x80) {
+        return None;
+    }
+    let mut f = Frontier::EMPTY;
+    for (i, p) in pairs[..2 * count].chunks_exact(2).enumerate() {
+        f.tf[i] = f32::from(p[0]);
+        f.norm[i] = i32::from(p[1]);
+        f.factor[i] = factors[usize::from(p[1])];
+    }
+    Some(f)
+}
+
+fn check_frontier(impls: &[Kernels], pairs: &[u8; 16], count: usize, factors: &[f32; 256]) {
+    let want = oracle_frontier(pairs, count, factors);
+    for k in impls {
+        let got = k.frontier(pairs, count, factors);
+        assert_eq!(got, want, "{}: frontier({pairs:?}, {count})", k.name());
+    }
+}
+
+#[test]
+fn frontier_reads_only_the_pairs_in_use() {
+    let impls = implementations();
+    let factors = length_like_factors();
+    let mut pairs = [3u8, 40, 9, 90, 2, 10, 7, 60, 0xff, 0, 0x90, 0, 1, 1, 200, 0];
+    for count in 0..=9 {
+        check_frontier(&impls, &pairs, count, &factors);
+    }
+    pairs[2] = 0x80;
+    check_frontier(&impls, &pairs, 3, &factors);
+    pairs[2] = 9;
+    pairs[3] = 0xff;
+    check_frontier(&impls, &pairs, 3, &factors);
+}
+
+/// The clause-order sum over `bounds` with slots `sx` and `sy` replaced.
+fn slot_sum(bounds: &[f32], (sx, sy): (usize, usize), at_x: f32, at_y: f32) -> f32 {
+    (bounds.iter().enumerate()).fold(0.0f32, |s, (k, &c)| {
+        s + if k == sx {
+            at_x
+        } else if k == sy {
+            at_y
+        } else {
+            c
+        }
+    })
+}
+
+fn score(w: f32, tf: u32, factor: f32) -> f32 {
+    w - w / (1.0 + tf as f32 * factor)
+}
+
+/// The definition: at every norm byte a document may have, each clause's
+/// largest frequency among its pairs of norm at most that, scored at the
+/// norm's factor, summed in clause order; the best such sum over the
+/// norms where both clauses have a pair (`NEG_INFINITY` when none).
+fn oracle_joint(
+    (x, wx): (&[(u32, i32)], f32),
+    (y, wy): (&[(u32, i32)], f32),
+    factors: &[f32; 256],
+    bounds: &[f32],
+    slots: (usize, usize),
+) -> f32 {
+    let best = |q: &[(u32, i32)], n: i32| q.iter().filter(|p| p.1 <= n).map(|p| p.0).max();
+    let mut out = f32::NEG_INFINITY;
+    for n in 0..256i32 {
+        if let (Some(tx), Some(ty)) = (best(x, n), best(y, n)) {
+            let f = factors[n as usize];
+            out = out.max(slot_sum(bounds, slots, score(wx, tx, f), score(wy, ty, f)));
+        }
+    }
+    out
+}
+
+/// The best clause-order sum of any document both frontiers dominate: a
+/// frequency of each clause at most that of one of its pairs, a norm at
+/// least both pairs' norms.
+fn best_dominated(
+    (x, wx): (&[(u32, i32)], f32),
+    (y, wy): (&[(u32, i32)], f32),
+    factors: &[f32; 256],
+    bounds: &[f32],
+    slots: (usize, usize),
+) -> f32 {
+    let mut out = f32::NEG_INFINITY;
+    for &(tx, nx) in x {
+        for &(ty, ny) in y {
+            for n in nx.max(ny)..256 {
+                let f = factors[n as usize];
+                out = out.max(slot_sum(bounds, slots, score(wx, tx, f), score(wy, ty, f)));
+            }
+        }
+    }
+    out
+}
+
+/// Lanes of `pairs` (at most 8) with factors from `factors`.
+fn lanes(pairs: &[(u32, u8)], factors: &[f32; 256]) -> Frontier {
+    let mut f = Frontier::EMPTY;
+    for (i, &(tf, norm)) in pairs.iter().enumerate() {
+        f.set(i, tf, norm, factors[usize::from(norm)]);
+    }
+    f
+}
+
+/// Every implementation gives the same bits; the bound is at least the
+/// score of every document both sides dominate and at most the
+/// definition's value, which it equals on Pareto frontiers.
+fn check_joint(
+    impls: &[Kernels],
+    (x, wx): (&[(u32, u8)], f32),
+    (y, wy): (&[(u32, u8)], f32),
+    factors: &[f32; 256],
+    bounds: &[f32],
+    slots: (usize, usize),
+) {
+    let (fx, fy) = (lanes(x, factors), lanes(y, factors));
+    let (px, py) = (pairs_of(&fx), pairs_of(&fy));
+    let got: Vec<u32> = (impls.iter())
+        .map(|k| k.joint_bound((&fx, wx), (&fy, wy), bounds, slots).to_bits())
+        .collect();
+    let g = f32::from_bits(got[0]);
+    let what = format!("joint_bound({x:?}, {y:?}, {bounds:?}, {slots:?})");
+    assert!(got.iter().all(|&b| b == got[0]), "{what}: {got:?}");
+    let docs = best_dominated((&px, wx), (&py, wy), factors, bounds, slots);
+    assert!(g >= docs, "{what}: {g} under a document's {docs}");
+    let def = oracle_joint((&px, wx), (&py, wy), factors, bounds, slots);
+    assert!(g <= def, "{what}: {g} over the definition's {def}");
+    let frontier = |p: &[(u32, i32)]| {
+        p.iter().all(|a| {
+            p.iter()
+                .all(|b| a == b || (a.0 < b.0) == (a.1 < b.1) && a.1 != b.1)
+        })
+    };
+    if frontier(&px) && frontier(&py) {
+        assert_eq!(g.to_bits(), def.to_bits(), "{what}: {g} against {def}");
+    }
+}
+
+#[test]
+fn joint_bound_takes_each_norm_once() {
+    let impls = implementations();
+    let factors = length_like_factors();
+    // The lead's best pair is short and rare, the other's long and
+    // frequent: the sum of their bests is no document's.
+    let x = [(9, 60), (2, 4)];
+    let y = [(12, 70), (1, 2)];
+    let (fx, fy) = (lanes(&x, &factors), lanes(&y, &factors));
+    let joint = Kernels::scalar().joint_bound((&fx, 1.5), (&fy, 0.7), &[0.0, 0.0], (0, 1));
+    let sum = score(1.5, 9, factors[60]).max(score(1.5, 2, factors[4]))
+        + score(0.7, 12, factors[70]).max(score(0.7, 1, factors[2]));
+    assert!(joint < sum, "{joint} not under {sum}");
+    for (bounds, slots) in [
+        (&[0.0, 0.0][..], (0, 1)),
+        (&[0.0, 0.0], (1, 0)),
+        (&[0.3, 0.0, 0.0], (1, 2)),
+        (&[0.0, 0.25, 0.0, 1e-3], (2, 0)),
+    ] {
+        check_joint(&impls, (&x, 1.5), (&y, 0.7), &factors, bounds, slots);
+    }
+    // Equal norms on both sides, no pair of one side at or under any of
+    // the other's, and a side with none at all.
+    check_joint(
+        &impls,
+        (&[(3, 10)], 1.0),
+        (&[(5, 10)], 1.0),
+        &factors,
+        &[0.0, 0.0],
+        (0, 1),
+    );
+    check_joint(
+        &impls,
+        (&[(3, 10)], 1.0),
+        (&[(5, 20)], 1.0),
+        &factors,
+        &[0.0, 0.0],
+        (0, 1),
+    );
+    check_joint(
+        &impls,
+        (&[(3, 30)], 1.0),
+        (&[(5, 20)], 1.0),
+        &factors,
+        &[0.0, 0.0],
+        (0, 1),
+    );
+    check_joint(
+        &impls,
+        (&[], 1.0),
+        (&[(5, 20)], 1.0),
+        &factors,
+        &[0.0, 0.0],
+        (0, 1),
+    );
+    let none =
+        Kernels::scalar().joint_bound((&Frontier::EMPTY, 1.0), (&fy, 1.0), &[0.0; 2], (0, 1));
+    assert_eq!(none, f32::NEG_INFINITY);
+    // Equal factors for different norms (a field without norms).
+    let flat = [0.8f32; 256];
+    check_joint(&impls, (&x, 1.5), (&y, 0.7), &flat, &[0.0, 0.0], (0, 1));
+}
+
+proptest! {
+    #[test]
+    fn prop_frontier(
+        pairs in proptest::array::uniform16(any::<u8>()),
+        count in 0usize..10,
+        scale in 1e-6f32..1e6,
+        wobble in proptest::collection::vec(0.5f32..2.0, 256),
+    ) {
+        let impls = implementations();
+        let factors: [f32; 256] = std::array::from_fn(|n| scale * wobble[n]);
+        check_frontier(&impls, &pairs, count, &factors);
+        let mut low = pairs;
+        for tf in low.iter_mut().step_by(2) {
+            *tf &= 0x7f;
+        }
+        check_frontier(&impls, &low, count, &factors);
+    }
+
+    #[test]
+    fn prop_joint_bound(
+        x in proptest::collection::vec((1u32..300, any::<u8>()), 0..=8),
+        y in proptest::collection::vec((1u32..300, any::<u8>()), 0..=8),
+        weights in (1e-3f32..20.0, 1e-3f32..20.0),
+        falls in proptest::collection::vec(0.9f32..=1.0, 256),
+        others in proptest::collection::vec(0.0f32..5.0, 0..3),
+        order in any::<bool>(),
+    ) {
+        let impls = implementations();
+        // Factors that never rise with the norm, some equal.
+        let mut factors = [0f32; 256];
+        let mut f = 2.5f32;
+        for (n, &d) in falls.iter().enumerate() {
+            factors[n] = f;
+            f *= d;
+        }
+        let mut bounds = others.clone();
+        bounds.extend([0.0, 0.0]);
+        let n = bounds.len();
+        let slots = if order { (n - 1, n - 2) } else { (0, n - 1) };
+        check_joint(&impls, (&x, weights.0), (&y, weights.1), &factors, &bounds, slots);
+        // The same pairs made Pareto frontiers.
+        let front = |p: &[(u32, u8)]| {
+            let mut p = p.to_vec();
+            p.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+            let mut least = u16::MAX;
+            p.retain(|q| {
+                let keep = u16::from(q.1) < least;
+                least = least.min(u16::from(q.1));
+                keep
+            });
+            p
+        };
+        check_joint(&impls, (&front(&x), weights.0), (&front(&y), weights.1), &factors, &bounds, slots);
     }
 }

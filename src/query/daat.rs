@@ -1,6 +1,8 @@
 //! Document-at-a-time execution: iterators over posting blocks, combined
 //! by boolean iterators, feeding a collector in ascending doc order.
 
+use std::sync::Arc;
+
 use crate::collect::{Sink, Window};
 use crate::error::Result;
 use crate::format::postings::{
@@ -771,6 +773,48 @@ impl<'a> TermScorer<'a> {
             p.block_best(b, inv)
         };
         best.unwrap_or_else(|e| (self.fail(e), 0))
+    }
+
+    /// Block `b`'s impacts as lanes ([`kernels::Frontier`]), each norm's
+    /// key factor from the term's weight; `None` for a list without skip
+    /// data, past its last block, or for damaged impacts (the error kept
+    /// for the end of the search).
+    pub fn block_frontier(&mut self, b: usize) -> Option<kernels::Frontier> {
+        if !self.postings.has_skip_data() || b >= self.nblocks {
+            return None;
+        }
+        match self.postings.block_frontier(b, &self.weight.inv) {
+            Ok(f) => Some(f),
+            Err(e) => {
+                self.fail(e);
+                None
+            }
+        }
+    }
+
+    /// The blocks that may hold documents of `lo..=hi`, from the first
+    /// at or after the current one that ends at `lo` or later, by skip
+    /// data alone. Lists with skip data only.
+    pub fn blocks_over(&self, lo: u32, hi: u32) -> std::ops::Range<usize> {
+        let first = self.block_of(lo);
+        let mut end = first;
+        while end < self.nblocks && self.block_start(end) <= hi {
+            end += 1;
+        }
+        first..end
+    }
+
+    /// Whether this list and `other` score by one field's norms, so that
+    /// a document has one norm byte in both (what a joint bound of their
+    /// impacts, [`kernels::joint_bound`], needs), and one field's key
+    /// factors.
+    pub fn shares_norms(&self, other: &TermScorer<'_>) -> bool {
+        let same = match (self.norms, other.norms) {
+            (Some(a), Some(b)) => std::ptr::eq(a, b),
+            (None, None) => true,
+            _ => false,
+        };
+        same && Arc::ptr_eq(&self.weight.inv, &other.weight.inv)
     }
 
     /// Keeps block `b`'s bound from its best key and least norm, as
