@@ -241,6 +241,34 @@ pub(super) unsafe fn popcount(words: &[u64]) -> u64 {
     super::scalar::popcount(words)
 }
 
+/// The 16 bytes of eight two-byte impact pairs `(tf, norm)` in one
+/// register, and the mask of the 16-bit lanes in use (all ones below
+/// `count`); `None` when a frequency byte in use has its high bit set (a
+/// longer varint). Shared by [`best_impact`] and [`frontier`].
+///
+/// # Safety
+///
+/// The CPU must support AVX2 (and the SSE4.1 it implies).
+#[inline(always)]
+unsafe fn short_pairs(
+    pairs: &[u8; 16],
+    count: usize,
+) -> Option<(std::arch::x86_64::__m128i, std::arch::x86_64::__m128i)> {
+    use std::arch::x86_64::{
+        __m128i, _mm_and_si128, _mm_cmpgt_epi16, _mm_loadu_si128, _mm_movemask_epi8,
+        _mm_set1_epi16, _mm_setr_epi16,
+    };
+    // SAFETY: SSE2 is available per this function's contract; the load
+    // reads the 16 bytes of `pairs`.
+    unsafe {
+        let v = _mm_loadu_si128(pairs.as_ptr().cast::<__m128i>());
+        let lane = _mm_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7);
+        let used = _mm_cmpgt_epi16(_mm_set1_epi16(count as i16), lane);
+        // A frequency byte (the low byte of a lane) with its high bit set.
+        (_mm_movemask_epi8(_mm_and_si128(v, used)) & 0x5555 == 0).then_some((v, used))
+    }
+}
+
 /// AVX2 best key of a block's impact pairs (contract of
 /// [`super::best_impact`]): the eight pairs' frequencies and norms split
 /// from one 16-byte load, the factors gathered by norm, one multiply, a
@@ -256,12 +284,11 @@ pub(super) unsafe fn best_impact(
     factors: &[f32; 256],
 ) -> Option<(f32, u8)> {
     use std::arch::x86_64::{
-        __m128i, _mm_and_si128, _mm_andnot_si128, _mm_cmpgt_epi16, _mm_cvtss_f32,
-        _mm_extract_epi16, _mm_loadu_si128, _mm_max_ps, _mm_max_ss, _mm_minpos_epu16,
-        _mm_movehl_ps, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi16, _mm_setr_epi16,
-        _mm_shuffle_ps, _mm_srli_epi16, _mm256_blendv_ps, _mm256_castps256_ps128,
-        _mm256_cvtepi16_epi32, _mm256_cvtepi32_ps, _mm256_cvtepu16_epi32, _mm256_extractf128_ps,
-        _mm256_i32gather_ps, _mm256_mul_ps, _mm256_set1_ps,
+        _mm_and_si128, _mm_andnot_si128, _mm_cvtss_f32, _mm_extract_epi16, _mm_max_ps, _mm_max_ss,
+        _mm_minpos_epu16, _mm_movehl_ps, _mm_or_si128, _mm_set1_epi16, _mm_shuffle_ps,
+        _mm_srli_epi16, _mm256_blendv_ps, _mm256_castps256_ps128, _mm256_cvtepi16_epi32,
+        _mm256_cvtepi32_ps, _mm256_cvtepu16_epi32, _mm256_extractf128_ps, _mm256_i32gather_ps,
+        _mm256_mul_ps, _mm256_set1_ps,
     };
     if count == 0 || count > 8 {
         return None;
@@ -271,14 +298,7 @@ pub(super) unsafe fn best_impact(
     // gathered index is a norm byte zero-extended (0..=255), in bounds of
     // the 256 factors.
     unsafe {
-        let v = _mm_loadu_si128(pairs.as_ptr().cast::<__m128i>());
-        // 16-bit lanes in use: all ones below `count`.
-        let lane = _mm_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7);
-        let used = _mm_cmpgt_epi16(_mm_set1_epi16(count as i16), lane);
-        // A frequency byte (the low byte of a lane) with its high bit set.
-        if _mm_movemask_epi8(_mm_and_si128(v, used)) & 0x5555 != 0 {
-            return None;
-        }
+        let (v, used) = short_pairs(pairs, count)?;
         let tfs = _mm_and_si128(v, _mm_set1_epi16(0xff));
         let norms = _mm_srli_epi16::<8>(v);
         let factor = _mm256_i32gather_ps::<4>(factors.as_ptr(), _mm256_cvtepu16_epi32(norms));
@@ -313,8 +333,7 @@ pub(super) unsafe fn frontier(
     factors: &[f32; 256],
 ) -> Option<Frontier> {
     use std::arch::x86_64::{
-        __m128i, _mm_and_si128, _mm_cmpgt_epi16, _mm_loadu_si128, _mm_movemask_epi8,
-        _mm_set1_epi16, _mm_setr_epi16, _mm_srli_epi16, _mm256_and_ps, _mm256_blendv_epi8,
+        _mm_and_si128, _mm_set1_epi16, _mm_srli_epi16, _mm256_and_ps, _mm256_blendv_epi8,
         _mm256_castsi256_ps, _mm256_cvtepi16_epi32, _mm256_cvtepi32_ps, _mm256_cvtepu16_epi32,
         _mm256_i32gather_ps, _mm256_storeu_ps,
     };
@@ -327,12 +346,7 @@ pub(super) unsafe fn frontier(
     // gathered index is a norm byte zero-extended (0..=255), in bounds of
     // the 256 factors; the stores write the eight lanes of `f`'s arrays.
     unsafe {
-        let v = _mm_loadu_si128(pairs.as_ptr().cast::<__m128i>());
-        let lane = _mm_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7);
-        let used = _mm_cmpgt_epi16(_mm_set1_epi16(count as i16), lane);
-        if _mm_movemask_epi8(_mm_and_si128(v, used)) & 0x5555 != 0 {
-            return None;
-        }
+        let (v, used) = short_pairs(pairs, count)?;
         let used = _mm256_cvtepi16_epi32(used);
         let tfs = _mm256_cvtepu16_epi32(_mm_and_si128(v, _mm_set1_epi16(0xff)));
         let norms = _mm256_cvtepu16_epi32(_mm_srli_epi16::<8>(v));

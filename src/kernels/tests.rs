@@ -527,7 +527,7 @@ fn length_like_factors() -> [f32; 256] {
 }
 
 #[test]
-fn best_impact_reads_only_the_pairs_in_use() {
+fn impact_pairs_are_read_only_in_use() {
     let impls = implementations();
     let factors = length_like_factors();
     // Pairs in use whose best key is not the first, the last or the one
@@ -536,13 +536,16 @@ fn best_impact_reads_only_the_pairs_in_use() {
     let mut pairs = [3u8, 40, 9, 90, 2, 10, 7, 60, 0xff, 0, 0x90, 0, 1, 1, 200, 0];
     for count in 0..=9 {
         check_best_impact(&impls, &pairs, count, &factors);
+        check_frontier(&impls, &pairs, count, &factors);
     }
     // A high bit in a frequency in use refuses; in a norm it is a norm.
     pairs[2] = 0x80;
     check_best_impact(&impls, &pairs, 3, &factors);
+    check_frontier(&impls, &pairs, 3, &factors);
     pairs[2] = 9;
     pairs[3] = 0xff;
     check_best_impact(&impls, &pairs, 3, &factors);
+    check_frontier(&impls, &pairs, 3, &factors);
     // Ties between keys of different pairs, and the all-equal case.
     let tied = [2u8, 10, 2, 10, 1, 0, 2, 10, 2, 10, 2, 10, 2, 10, 2, 10];
     let flat = [1.0f32; 256];
@@ -554,7 +557,7 @@ fn best_impact_reads_only_the_pairs_in_use() {
 
 proptest! {
     #[test]
-    fn prop_best_impact(
+    fn prop_impact_pairs(
         pairs in proptest::array::uniform16(any::<u8>()),
         count in 0usize..10,
         scale in 1e-6f32..1e6,
@@ -563,12 +566,14 @@ proptest! {
         let impls = implementations();
         let factors: [f32; 256] = std::array::from_fn(|n| scale * wobble[n]);
         check_best_impact(&impls, &pairs, count, &factors);
+        check_frontier(&impls, &pairs, count, &factors);
         // Frequencies under 0x80, so that the kernels answer.
         let mut low = pairs;
         for tf in low.iter_mut().step_by(2) {
             *tf &= 0x7f;
         }
         check_best_impact(&impls, &low, count, &factors);
+        check_frontier(&impls, &low, count, &factors);
     }
 }
 
@@ -735,21 +740,6 @@ fn check_frontier(impls: &[Kernels], pairs: &[u8; 16], count: usize, factors: &[
     }
 }
 
-#[test]
-fn frontier_reads_only_the_pairs_in_use() {
-    let impls = implementations();
-    let factors = length_like_factors();
-    let mut pairs = [3u8, 40, 9, 90, 2, 10, 7, 60, 0xff, 0, 0x90, 0, 1, 1, 200, 0];
-    for count in 0..=9 {
-        check_frontier(&impls, &pairs, count, &factors);
-    }
-    pairs[2] = 0x80;
-    check_frontier(&impls, &pairs, 3, &factors);
-    pairs[2] = 9;
-    pairs[3] = 0xff;
-    check_frontier(&impls, &pairs, 3, &factors);
-}
-
 /// The clause-order sum over `bounds` with slots `sx` and `sy` replaced.
 fn slot_sum(bounds: &[f32], (sx, sy): (usize, usize), at_x: f32, at_y: f32) -> f32 {
     (bounds.iter().enumerate()).fold(0.0f32, |s, (k, &c)| {
@@ -877,38 +867,16 @@ fn joint_bound_takes_each_norm_once() {
     }
     // Equal norms on both sides, no pair of one side at or under any of
     // the other's, and a side with none at all.
-    check_joint(
-        &impls,
-        (&[(3, 10)], 1.0),
-        (&[(5, 10)], 1.0),
-        &factors,
-        &[0.0, 0.0],
-        (0, 1),
-    );
-    check_joint(
-        &impls,
-        (&[(3, 10)], 1.0),
-        (&[(5, 20)], 1.0),
-        &factors,
-        &[0.0, 0.0],
-        (0, 1),
-    );
-    check_joint(
-        &impls,
-        (&[(3, 30)], 1.0),
-        (&[(5, 20)], 1.0),
-        &factors,
-        &[0.0, 0.0],
-        (0, 1),
-    );
-    check_joint(
-        &impls,
-        (&[], 1.0),
-        (&[(5, 20)], 1.0),
-        &factors,
-        &[0.0, 0.0],
-        (0, 1),
-    );
+    type Pairs = &'static [(u32, u8)];
+    let cases: [(Pairs, Pairs); 4] = [
+        (&[(3, 10)], &[(5, 10)]),
+        (&[(3, 10)], &[(5, 20)]),
+        (&[(3, 30)], &[(5, 20)]),
+        (&[], &[(5, 20)]),
+    ];
+    for (a, b) in cases {
+        check_joint(&impls, (a, 1.0), (b, 1.0), &factors, &[0.0, 0.0], (0, 1));
+    }
     let none =
         Kernels::scalar().joint_bound((&Frontier::EMPTY, 1.0), (&fy, 1.0), &[0.0; 2], (0, 1));
     assert_eq!(none, f32::NEG_INFINITY);
@@ -918,23 +886,6 @@ fn joint_bound_takes_each_norm_once() {
 }
 
 proptest! {
-    #[test]
-    fn prop_frontier(
-        pairs in proptest::array::uniform16(any::<u8>()),
-        count in 0usize..10,
-        scale in 1e-6f32..1e6,
-        wobble in proptest::collection::vec(0.5f32..2.0, 256),
-    ) {
-        let impls = implementations();
-        let factors: [f32; 256] = std::array::from_fn(|n| scale * wobble[n]);
-        check_frontier(&impls, &pairs, count, &factors);
-        let mut low = pairs;
-        for tf in low.iter_mut().step_by(2) {
-            *tf &= 0x7f;
-        }
-        check_frontier(&impls, &low, count, &factors);
-    }
-
     #[test]
     fn prop_joint_bound(
         x in proptest::collection::vec((1u32..300, any::<u8>()), 0..=8),
