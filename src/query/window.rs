@@ -89,7 +89,8 @@ use crate::read::LiveSegment;
 /// Words of a union window's bitsets (a bit per document from a
 /// word-aligned base): the longest window scored in bulk.
 /// How far above the floor the sum of a block's clause bounds may be for
-/// their joint bound to be worth computing ([`Exec::joint_rejects`]):
+/// their joint bound to be worth computing ([`Exec::joint_rejects`], in
+/// [`Exec::lead_by_bound`]):
 /// over seq-2/3/5 AND (lower-bound, 300 queries each), the joint bound
 /// rejected half the blocks whose sum was within 2 % of the floor, a
 /// tenth of those within 2-4 %, 3 % of those within 4-6 % and almost none
@@ -742,8 +743,9 @@ impl Exec<'_, '_> {
     /// block bounds rarely fall under the floor, as each block holds some
     /// long document of a large frequency and some short one; their joint
     /// bounds do (seq-2 AND, "zax jux": 204 of 575 lead blocks that the
-    /// sum let through, each otherwise decoded and thinned). False when it
-    /// does not apply: clauses of different fields, no impacts, a bound
+    /// sum let through, each otherwise decoded and thinned). `other` is of
+    /// the lead's field and has impacts (the caller sees to it, once a
+    /// search). False when it does not apply: no impacts to read, a bound
     /// not finite (damaged impacts).
     fn joint_rejects(
         &mut self,
@@ -752,16 +754,13 @@ impl Exec<'_, '_> {
         (lo, hi): (u32, u32),
         floor: f32,
     ) -> bool {
-        let (l, o) = (&self.cursors[lead], &self.cursors[other]);
-        let sum: f32 = self.b.bounds.iter().sum();
-        if sum > floor * JOINT_WITHIN
-            || !l.shares_norms(o)
-            || !o.postings().has_skip_data()
-            || !self.b.bounds.iter().all(|b| b.is_finite())
-        {
+        if !self.b.bounds.iter().all(|b| b.is_finite()) {
             return false;
         }
-        let (wl, wo) = (l.weight().weight, o.weight().weight);
+        let (wl, wo) = (
+            self.cursors[lead].weight().weight,
+            self.cursors[other].weight().weight,
+        );
         let Some(x) = self.cursors[lead].block_frontier(b) else {
             return false;
         };
@@ -1372,6 +1371,13 @@ impl Exec<'_, '_> {
         // are computed over these.
         self.list_bounds(lead);
         self.coarse = None;
+        // The clause whose blocks bound the lead's together with it
+        // ([`Self::joint_rejects`]): the next one, when both are of one
+        // field and it has impacts.
+        let joint = others.first().copied().filter(|&o| {
+            let (l, c) = (&self.cursors[lead], &self.cursors[o]);
+            l.shares_norms(c) && c.postings().has_skip_data()
+        });
         // Keys are positive (or infinite for damaged impacts), so their
         // 31 bits order them; among equal keys the lower first block
         // comes first (a run before its first block), so that ties with
@@ -1452,10 +1458,12 @@ impl Exec<'_, '_> {
             // windows keep those bounds.
             self.bounds_over = None;
             if let Some(floor) = sink.floor() {
-                if self.bound_within(lo, hi) <= floor
-                    || others
-                        .first()
-                        .is_some_and(|&o| self.joint_rejects((lead, i), o, (lo, hi), floor))
+                let sum = self.bound_within(lo, hi);
+                if sum <= floor
+                    || joint.is_some_and(|o| {
+                        sum <= floor * JOINT_WITHIN
+                            && self.joint_rejects((lead, i), o, (lo, hi), floor)
+                    })
                 {
                     sink.dropped(self.cursors[lead].postings().block_len(i));
                     continue;
