@@ -458,7 +458,9 @@ pub(super) unsafe fn joint_bound(
 /// at least `min_tf` (a masked gather: the others read nothing), their
 /// factors gathered by norm, the frequencies converted exactly as `u32 as
 /// f32` does, one multiply, one compare, and a compressed store of the
-/// documents kept. Groups with a document within 4 bytes of the end of
+/// documents kept; a group none of whose frequencies reaches `min_tf`
+/// skips the gathers (mid-df-1 lower-bound: 13.21M -> 13.00M
+/// instructions over its 300 queries). Groups with a document within 4 bytes of the end of
 /// `norms` (or past it) go to the scalar loop, which checks each.
 ///
 /// # Safety
@@ -518,6 +520,11 @@ pub(super) unsafe fn keys_above(
                 let t = _mm256_loadu_si256(tp.add(i).cast::<__m256i>());
                 // Lanes with `tf >= min_tf` (unsigned): all ones.
                 let counted = _mm256_cmpeq_epi32(_mm256_max_epu32(t, least), t);
+                let some = _mm256_movemask_ps(_mm256_castsi256_ps(counted));
+                if some == 0 {
+                    i += 8;
+                    continue;
+                }
                 let norm = _mm256_and_si256(
                     _mm256_mask_i32gather_epi32::<1>(
                         _mm256_setzero_si256(),
@@ -534,9 +541,7 @@ pub(super) unsafe fn keys_above(
                 let lo = _mm256_cvtepi32_ps(_mm256_and_si256(t, low));
                 let tf = _mm256_add_ps(_mm256_mul_ps(hi, two16), lo);
                 let keep = _mm256_cmp_ps::<_CMP_GT_OQ>(_mm256_mul_ps(tf, factor), lim);
-                let mask = (_mm256_movemask_ps(keep)
-                    & _mm256_movemask_ps(_mm256_castsi256_ps(counted)))
-                    as u32;
+                let mask = (_mm256_movemask_ps(keep) & some) as u32;
                 len += d.store_compressed(mask, dst.add(len));
                 i += 8;
             }

@@ -435,6 +435,11 @@ impl<'a> TermScorer<'a> {
         }
     }
 
+    /// The norm bytes of the term's field (`None` without norms).
+    pub fn norms(&self) -> Option<&'a [u8]> {
+        self.norms
+    }
+
     /// The term's weight.
     pub fn weight(&self) -> &'a TermWeight {
         self.weight

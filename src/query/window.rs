@@ -75,7 +75,7 @@
 
 use crate::collect::{AnyOrder, Counted, Sink, Window};
 use crate::error::Result;
-use crate::format::postings::L2_BLOCKS;
+use crate::format::postings::{L2_BLOCKS, Presence};
 use crate::kernels;
 use crate::query::Occur;
 use crate::query::bm25::TermWeight;
@@ -169,6 +169,14 @@ const BY_BOUND_DENSITY: f64 = 0.125;
 /// before it, six intersections at four (two and three measured: rare-2
 /// and rare-3 OR; mid-df-2 and mid-df-3 OR).
 const PART_CLAUSES: usize = 4;
+
+/// The most documents a wide union window spans ([`Exec::score_wide`]).
+/// Measured (`__count` instructions over the class's 300 queries, one
+/// segment; 16384 / 32768 / 65536): mid-df-3 OR exact 153.4M / 149.7M /
+/// 148.9M, mid-df-2 72.5M / 69.5M / 68.3M, in times within a run's
+/// noise from 32768 on (8192: 161.2M, slower). Wider windows bound
+/// looser; the gathered postings grow with them.
+const WIDE_SPAN: u32 = 32768;
 
 /// The fewest blocks a union's rarest clause has for its impacts to give
 /// the sink a floor before the union starts ([`Exec::known_scores`]):
@@ -267,6 +275,9 @@ pub struct Buffers {
     /// A dense union window's documents' sets of decoded clauses (a byte
     /// per document from its base; 0 outside a window).
     masks: Vec<u8>,
+    /// Per clause of a wide union window ([`Exec::score_wide`]), its
+    /// documents and frequencies there.
+    wide: Vec<(Vec<u32>, Vec<u32>)>,
     /// The lead's second-level runs and blocks waiting by bound
     /// ([`Exec::lead_by_bound`]).
     by_bound: std::collections::BinaryHeap<u64>,
@@ -1502,7 +1513,7 @@ impl Exec<'_, '_> {
         let mut told = true;
         for &o in others {
             match self.cursors[o].postings().presence() {
-                Some(bits) => self.b.matches.retain(|&d| bits.contains(d)),
+                Some(bits) => retain_present(&mut self.b.matches, bits),
                 None => told = false,
             }
         }
@@ -1586,6 +1597,18 @@ impl Exec<'_, '_> {
         let mut ends = std::mem::take(&mut self.b.ends);
         ends.clear();
         ends.resize(self.cursors.len(), 0);
+        // Windows past the clauses' blocks for a few dense clauses whose
+        // every match is counted ([`Self::score_wide`]; not for a total
+        // exact only up to a threshold, whose later windows go uncounted):
+        // at least a posting expected per 64 documents.
+        let docs = u64::from(self.seg.reader.doc_count().max(1));
+        let wide = sink.counts_all()
+            && sink.ranks_by_score()
+            && self.must_not.is_empty()
+            && self.seg.deletes.is_none()
+            && self.cursors.len() <= 64
+            && (2..=PART_CLAUSES).contains(&should.len())
+            && should.iter().map(|&i| self.cursors[i].cost()).sum::<u64>() * 64 >= docs;
         loop {
             for &i in should {
                 self.cursors[i].ensure();
@@ -1607,6 +1630,11 @@ impl Exec<'_, '_> {
                     continue;
                 }
             };
+            if wide && !sink.prefilter() && sink.floor().is_some() {
+                let end = end.min(start.saturating_add(WIDE_SPAN));
+                self.score_wide(should, (start, end), sink);
+                continue;
+            }
             // Inside every clause's current block.
             for &i in should {
                 if let Some(&last) = self.cursors[i].block_rest().last() {
@@ -2101,93 +2129,84 @@ impl Exec<'_, '_> {
         for (slot, part) in all[1..].iter_mut().zip(parts) {
             *slot = part;
         }
-        let parts = &all[..n];
-        let Buffers {
-            matches: shared,
-            hits: kept,
-            all: pair,
-            tmp,
-            bounds,
-            ..
-        } = &mut *self.b;
-        shared.clear();
-        for j in 1..n {
-            for p in 0..j {
-                if shared.is_empty() {
-                    kernels::intersect_into(parts[p].docs, parts[j].docs, shared);
-                } else {
-                    pair.clear();
-                    kernels::intersect_into(parts[p].docs, parts[j].docs, pair);
-                    tmp.clear();
-                    kernels::union_into(shared, pair, tmp);
-                    std::mem::swap(shared, tmp);
+        score_shared(&all[..n], should, deleted, seg, &mut *self.b, sink);
+    }
+
+    /// [`Self::score_few`] over a window of up to [`WIDE_SPAN`]
+    /// documents from `start` (ending before `end`) that spans several
+    /// blocks of each clause: each clause's postings there gathered into
+    /// scratch (their frequencies decoded), the clauses' bounds taken
+    /// over the whole window, every cursor moved past it. A union of a
+    /// few mid-frequency terms whose total is exact cut its windows at
+    /// each clause's block ends, a window of about 40 postings a clause
+    /// (mid-df-3 OR: 109 windows a query), whose set-up (bounds, sets'
+    /// table, three intersections) cost more than their postings.
+    /// Segments without deletions (the count is the postings less the
+    /// repeats).
+    fn score_wide<S: Sink>(&mut self, should: &[usize], (start, end): (u32, u32), sink: &mut S) {
+        debug_assert!((2..=PART_CLAUSES).contains(&should.len()) && self.seg.deletes.is_none());
+        self.bounds_over = None;
+        self.bounds_of = None;
+        for &i in should {
+            self.b.bounds[i] = self.cursors[i].bound_until(start, end - 1);
+        }
+        let mut wide = std::mem::take(&mut self.b.wide);
+        wide.resize_with(PART_CLAUSES, Default::default);
+        let mut least = [0u8; PART_CLAUSES];
+        for (k, &i) in should.iter().enumerate() {
+            let (docs, tfs) = &mut wide[k];
+            docs.clear();
+            tfs.clear();
+            let c = &mut self.cursors[i];
+            let mut low = u8::MAX;
+            loop {
+                c.ensure();
+                let n = count_below(c.block_rest(), end);
+                if n == 0 {
+                    break;
+                }
+                low = low.min(c.block_min_norm());
+                let (d, t, _) = c.rest_with_tfs();
+                let whole = n == d.len();
+                docs.extend_from_slice(&d[..n]);
+                tfs.extend_from_slice(&t[..n]);
+                let to = c.pos() + n;
+                c.move_to(to);
+                if !whole {
+                    break;
                 }
             }
+            least[k] = if docs.is_empty() { 0 } else { low };
         }
-        let sink = &mut AnyOrder(sink);
-        let floor = sink.floor();
-        let mut table = [true; 1 << MASK_CLAUSES];
-        if let Some(floor) = floor {
-            let (slot, _) = mask_slots(should, |_| true);
-            mask_bounds(should, |_| true, &slot, bounds, floor, &mut table);
-        }
-        // The shared documents: their sets (a bit per clause), scored
-        // when they may compete, and the postings past each one's first.
-        let mut at = [0usize; PART_CLAUSES];
-        let mut repeats = 0;
-        let mut floor = floor;
-        for &d in shared.iter() {
-            let mut set = 0usize;
-            for (j, part) in parts.iter().enumerate() {
-                at[j] = kernels::find_next_geq(part.docs, at[j], d);
-                set |= usize::from(part.docs.get(at[j]) == Some(&d)) << j;
-            }
-            repeats += set.count_ones() as usize - 1;
-            if !table[set] || seg.is_deleted(d) {
-                continue;
-            }
-            let sum = bits(set as u64).fold(0.0f32, |s, j| s + parts[j].score(at[j]));
-            if floor.is_none_or(|floor| sum > floor) {
-                sink.offer(d, || sum);
-                floor = sink.floor();
-            }
-        }
-        let postings: usize = parts.iter().map(|p| p.docs.len()).sum();
-        sink.count(deleted.unwrap_or(postings - repeats));
-        // Each clause's documents alone, by their key against the floor
-        // as it stands.
-        for part in parts
+        let parts = should
             .iter()
-            .enumerate()
-            .filter_map(|(j, p)| table[1 << j].then_some(p))
-        {
-            let w = part.w;
-            let (limit, min_tf) = match floor {
-                Some(floor) => {
-                    let limit = prune::key_limit(floor, w);
-                    (
-                        limit,
-                        prune::min_tf_of_key(limit, w.inv[usize::from(part.least)]),
-                    )
+            .zip(&wide)
+            .zip(least)
+            .map(|((&i, (docs, tfs)), least)| {
+                let c = &self.cursors[i];
+                Part {
+                    docs,
+                    tfs,
+                    norms: c.norms(),
+                    w: c.weight(),
+                    least,
                 }
-                None => (f32::NEG_INFINITY, 0),
-            };
-            kept.clear();
-            keys_above((part.docs, part.tfs, part.norms), w, (limit, min_tf), kept);
-            let (mut x, mut y) = (0, 0);
-            for &d in kept.iter() {
-                y = kernels::find_next_geq(shared, y, d);
-                if shared.get(y) == Some(&d) || seg.is_deleted(d) {
-                    continue;
-                }
-                x = kernels::find_next_geq(part.docs, x, d);
-                let sum = part.score(x);
-                if floor.is_none_or(|floor| sum > floor) {
-                    sink.offer(d, || sum);
-                    floor = sink.floor();
-                }
-            }
+            });
+        let mut parts = parts;
+        let first = parts.next().expect("two clauses or more");
+        let mut all = [first; PART_CLAUSES];
+        for (slot, part) in all[1..].iter_mut().zip(parts) {
+            *slot = part;
         }
+        score_shared(
+            &all[..should.len()],
+            should,
+            None,
+            self.seg,
+            &mut *self.b,
+            sink,
+        );
+        self.b.wide = wide;
     }
 
     /// The largest key of clause `i` at which a document of a union
@@ -2650,6 +2669,107 @@ impl Part<'_> {
     }
 }
 
+/// The core of [`Exec::score_few`] and [`Exec::score_wide`]: the
+/// `parts` of a union window's `should` clauses (in clause order; their
+/// window bounds in `b.bounds`), scored and counted (`deleted`: the
+/// window's live matches when deletions make the count other than the
+/// postings less the repeats).
+fn score_shared<S: Sink>(
+    parts: &[Part<'_>],
+    should: &[usize],
+    deleted: Option<usize>,
+    seg: &LiveSegment,
+    b: &mut Buffers,
+    sink: &mut S,
+) {
+    let Buffers {
+        matches: shared,
+        hits: kept,
+        all: pair,
+        tmp,
+        bounds,
+        ..
+    } = b;
+    shared.clear();
+    for j in 1..parts.len() {
+        for p in 0..j {
+            if shared.is_empty() {
+                kernels::intersect_into(parts[p].docs, parts[j].docs, shared);
+            } else {
+                pair.clear();
+                kernels::intersect_into(parts[p].docs, parts[j].docs, pair);
+                tmp.clear();
+                kernels::union_into(shared, pair, tmp);
+                std::mem::swap(shared, tmp);
+            }
+        }
+    }
+    let sink = &mut AnyOrder(sink);
+    let floor = sink.floor();
+    let mut table = [true; 1 << MASK_CLAUSES];
+    if let Some(floor) = floor {
+        let (slot, _) = mask_slots(should, |_| true);
+        mask_bounds(should, |_| true, &slot, bounds, floor, &mut table);
+    }
+    // The shared documents: their sets (a bit per clause), scored
+    // when they may compete, and the postings past each one's first.
+    let mut at = [0usize; PART_CLAUSES];
+    let mut repeats = 0;
+    let mut floor = floor;
+    for &d in shared.iter() {
+        let mut set = 0usize;
+        for (j, part) in parts.iter().enumerate() {
+            at[j] = kernels::find_next_geq(part.docs, at[j], d);
+            set |= usize::from(part.docs.get(at[j]) == Some(&d)) << j;
+        }
+        repeats += set.count_ones() as usize - 1;
+        if !table[set] || seg.is_deleted(d) {
+            continue;
+        }
+        let sum = bits(set as u64).fold(0.0f32, |s, j| s + parts[j].score(at[j]));
+        if floor.is_none_or(|floor| sum > floor) {
+            sink.offer(d, || sum);
+            floor = sink.floor();
+        }
+    }
+    let postings: usize = parts.iter().map(|p| p.docs.len()).sum();
+    sink.count(deleted.unwrap_or(postings - repeats));
+    // Each clause's documents alone, by their key against the floor
+    // as it stands.
+    for part in parts
+        .iter()
+        .enumerate()
+        .filter_map(|(j, p)| table[1 << j].then_some(p))
+    {
+        let w = part.w;
+        let (limit, min_tf) = match floor {
+            Some(floor) => {
+                let limit = prune::key_limit(floor, w);
+                (
+                    limit,
+                    prune::min_tf_of_key(limit, w.inv[usize::from(part.least)]),
+                )
+            }
+            None => (f32::NEG_INFINITY, 0),
+        };
+        kept.clear();
+        keys_above((part.docs, part.tfs, part.norms), w, (limit, min_tf), kept);
+        let (mut x, mut y) = (0, 0);
+        for &d in kept.iter() {
+            y = kernels::find_next_geq(shared, y, d);
+            if shared.get(y) == Some(&d) || seg.is_deleted(d) {
+                continue;
+            }
+            x = kernels::find_next_geq(part.docs, x, d);
+            let sum = part.score(x);
+            if floor.is_none_or(|floor| sum > floor) {
+                sink.offer(d, || sum);
+                floor = sink.floor();
+            }
+        }
+    }
+}
+
 /// Each of the `decoded` clauses' bit in a union window document's set,
 /// by clause (in clause order, the last bit shared from the
 /// [`MASK_CLAUSES`]th on), and how many clauses the last bit stands for.
@@ -2707,6 +2827,19 @@ fn mask_bounds(
     for (t, &s) in table[..n].iter_mut().zip(&sums[..n]) {
         *t = s > floor;
     }
+}
+
+/// Keeps the documents of `docs` that `bits` holds, in order, without a
+/// branch on each (about half of a common-term conjunction's candidates
+/// are not held: a branch on them is mispredicted as often).
+fn retain_present(docs: &mut Vec<u32>, bits: Presence<'_>) {
+    let mut kept = 0;
+    for i in 0..docs.len() {
+        let d = docs[i];
+        docs[kept] = d;
+        kept += usize::from(bits.contains(d));
+    }
+    docs.truncate(kept);
 }
 
 /// The indexes of the set bits of `mask`, ascending.
