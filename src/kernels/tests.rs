@@ -757,48 +757,59 @@ fn score(w: f32, tf: u32, factor: f32) -> f32 {
     w - w / (1.0 + tf as f32 * factor)
 }
 
-/// The definition: at every norm byte a document may have, each clause's
-/// largest frequency among its pairs of norm at most that, scored at the
-/// norm's factor, summed in clause order; the best such sum over the
-/// norms where both clauses have a pair (`NEG_INFINITY` when none).
-fn oracle_joint(
-    (x, wx): (&[(u32, i32)], f32),
-    (y, wy): (&[(u32, i32)], f32),
-    factors: &[f32; 256],
-    bounds: &[f32],
+/// A joint bound's inputs, as pairs with signed norms (as
+/// [`Frontier`] holds them), for the two oracles below.
+struct Joint<'a> {
+    x: (&'a [(u32, i32)], f32),
+    y: (&'a [(u32, i32)], f32),
+    factors: &'a [f32; 256],
+    bounds: &'a [f32],
     slots: (usize, usize),
-) -> f32 {
-    let best = |q: &[(u32, i32)], n: i32| q.iter().filter(|p| p.1 <= n).map(|p| p.0).max();
-    let mut out = f32::NEG_INFINITY;
-    for n in 0..256i32 {
-        if let (Some(tx), Some(ty)) = (best(x, n), best(y, n)) {
-            let f = factors[n as usize];
-            out = out.max(slot_sum(bounds, slots, score(wx, tx, f), score(wy, ty, f)));
-        }
-    }
-    out
 }
 
-/// The best clause-order sum of any document both frontiers dominate: a
-/// frequency of each clause at most that of one of its pairs, a norm at
-/// least both pairs' norms.
-fn best_dominated(
-    (x, wx): (&[(u32, i32)], f32),
-    (y, wy): (&[(u32, i32)], f32),
-    factors: &[f32; 256],
-    bounds: &[f32],
-    slots: (usize, usize),
-) -> f32 {
-    let mut out = f32::NEG_INFINITY;
-    for &(tx, nx) in x {
-        for &(ty, ny) in y {
-            for n in nx.max(ny)..256 {
-                let f = factors[n as usize];
-                out = out.max(slot_sum(bounds, slots, score(wx, tx, f), score(wy, ty, f)));
+impl Joint<'_> {
+    /// The clause-order sum of frequencies `tx` and `ty` scored at norm
+    /// `n`'s factor beside the other bounds.
+    fn at(&self, tx: u32, ty: u32, n: i32) -> f32 {
+        let f = self.factors[n as usize];
+        slot_sum(
+            self.bounds,
+            self.slots,
+            score(self.x.1, tx, f),
+            score(self.y.1, ty, f),
+        )
+    }
+
+    /// The definition: at every norm byte a document may have, each
+    /// clause's largest frequency among its pairs of norm at most that,
+    /// scored at the norm's factor, summed in clause order; the best such
+    /// sum over the norms where both clauses have a pair (`NEG_INFINITY`
+    /// when none).
+    fn definition(&self) -> f32 {
+        let best = |q: &[(u32, i32)], n: i32| q.iter().filter(|p| p.1 <= n).map(|p| p.0).max();
+        let mut out = f32::NEG_INFINITY;
+        for n in 0..256i32 {
+            if let (Some(tx), Some(ty)) = (best(self.x.0, n), best(self.y.0, n)) {
+                out = out.max(self.at(tx, ty, n));
             }
         }
+        out
     }
-    out
+
+    /// The best clause-order sum of any document both frontiers dominate:
+    /// a frequency of each clause at most that of one of its pairs, a norm
+    /// at least both pairs' norms.
+    fn best_dominated(&self) -> f32 {
+        let mut out = f32::NEG_INFINITY;
+        for &(tx, nx) in self.x.0 {
+            for &(ty, ny) in self.y.0 {
+                for n in nx.max(ny)..256 {
+                    out = out.max(self.at(tx, ty, n));
+                }
+            }
+        }
+        out
+    }
 }
 
 /// Lanes of `pairs` (at most 8) with factors from `factors`.
@@ -829,9 +840,16 @@ fn check_joint(
     let g = f32::from_bits(got[0]);
     let what = format!("joint_bound({x:?}, {y:?}, {bounds:?}, {slots:?})");
     assert!(got.iter().all(|&b| b == got[0]), "{what}: {got:?}");
-    let docs = best_dominated((&px, wx), (&py, wy), factors, bounds, slots);
+    let oracle = Joint {
+        x: (&px, wx),
+        y: (&py, wy),
+        factors,
+        bounds,
+        slots,
+    };
+    let docs = oracle.best_dominated();
     assert!(g >= docs, "{what}: {g} under a document's {docs}");
-    let def = oracle_joint((&px, wx), (&py, wy), factors, bounds, slots);
+    let def = oracle.definition();
     assert!(g <= def, "{what}: {g} over the definition's {def}");
     let frontier = |p: &[(u32, i32)]| {
         p.iter().all(|a| {

@@ -86,8 +86,6 @@ use crate::query::prune::{self, LeadPrune};
 use crate::query::totals;
 use crate::read::LiveSegment;
 
-/// Words of a union window's bitsets (a bit per document from a
-/// word-aligned base): the longest window scored in bulk.
 /// How far above the floor the sum of a block's clause bounds may be for
 /// their joint bound to be worth computing ([`Exec::joint_rejects`], in
 /// [`Exec::lead_by_bound`]):
@@ -97,6 +95,8 @@ use crate::read::LiveSegment;
 /// further up (93 % of its rejections within 2 %).
 const JOINT_WITHIN: f32 = 1.02;
 
+/// Words of a union window's bitsets (a bit per document from a
+/// word-aligned base): the longest window scored in bulk.
 const UNION_WORDS: usize = 256;
 const _: () = assert!(UNION_WORDS.is_power_of_two());
 
@@ -1605,12 +1605,11 @@ impl Exec<'_, '_> {
         let mut ends = std::mem::take(&mut self.b.ends);
         ends.clear();
         ends.resize(self.cursors.len(), 0);
-        // Windows past the clauses' blocks for a few dense clauses whose
-        // every match is counted ([`Self::score_wide`]; not for a total
-        // exact only up to a threshold, whose later windows go uncounted):
-        // at least a posting expected per 64 documents.
+        // Windows past the clauses' blocks ([`Self::score_wide`]) for a
+        // few clauses, each under one document in [`WIDE_DENSITY`], at
+        // least a posting expected per 64 documents between them.
         let docs = u64::from(self.seg.reader.doc_count().max(1));
-        let wide_shape = sink.ranks_by_score()
+        let wide = sink.ranks_by_score()
             && self.must_not.is_empty()
             && self.seg.deletes.is_none()
             && self.cursors.len() <= 64
@@ -1619,7 +1618,6 @@ impl Exec<'_, '_> {
             && should
                 .iter()
                 .all(|&i| self.cursors[i].cost() * WIDE_DENSITY < docs);
-        let wide = wide_shape && sink.counts_all();
         loop {
             for &i in should {
                 self.cursors[i].ensure();
@@ -1641,11 +1639,6 @@ impl Exec<'_, '_> {
                     continue;
                 }
             };
-            if wide && !sink.prefilter() && sink.floor().is_some() {
-                let end = end.min(start.saturating_add(WIDE_SPAN));
-                self.score_wide(should, (start, end), sink);
-                continue;
-            }
             let sink_end = end;
             // Inside every clause's current block.
             for &i in should {
@@ -1681,7 +1674,11 @@ impl Exec<'_, '_> {
                     None => break,
                 }
             }
-            if wide_shape && sink.prefilter() && floor.is_some() {
+            // A wide window once there is a floor, when MaxScore did not
+            // take this one and every match is counted or may go
+            // uncounted (not for a total exact only up to a threshold: a
+            // wide window would count past it what it lets go).
+            if wide && floor.is_some() && (sink.prefilter() || sink.counts_all()) {
                 let end = sink_end.min(start.saturating_add(WIDE_SPAN));
                 self.score_wide(should, (start, end), sink);
                 continue;
@@ -2119,14 +2116,12 @@ impl Exec<'_, '_> {
         (base, words): (u32, usize),
         sink: &mut S,
     ) {
-        let n = should.len();
-        debug_assert!((2..=PART_CLAUSES).contains(&n) && should.is_sorted());
         debug_assert!(self.must_not.is_empty());
         let deletes = self.seg.deletes.is_some();
         let deleted = deletes.then(|| self.count_parts(should, ends, (base, words)));
         let seg = self.seg;
         let mut clauses = self.cursors.iter_mut().enumerate();
-        let mut parts = should.iter().map(|&i| {
+        let parts = should.iter().map(|&i| {
             let c = clauses
                 .find_map(|(j, c)| (j == i).then_some(c))
                 .expect("a clause");
@@ -2141,12 +2136,7 @@ impl Exec<'_, '_> {
                 least,
             }
         });
-        let first = parts.next().expect("two clauses or more");
-        let mut all = [first; PART_CLAUSES];
-        for (slot, part) in all[1..].iter_mut().zip(parts) {
-            *slot = part;
-        }
-        score_shared(&all[..n], should, deleted, seg, &mut *self.b, sink);
+        score_shared(&part_array(parts), should, deleted, seg, &mut *self.b, sink);
     }
 
     /// [`Self::score_few`] over a window of up to [`WIDE_SPAN`]
@@ -2163,12 +2153,9 @@ impl Exec<'_, '_> {
     /// Segments without deletions (the count is the postings less the
     /// repeats).
     fn score_wide<S: Sink>(&mut self, should: &[usize], (start, end): (u32, u32), sink: &mut S) {
-        debug_assert!((2..=PART_CLAUSES).contains(&should.len()) && self.seg.deletes.is_none());
-        self.bounds_over = None;
-        self.bounds_of = None;
-        for &i in should {
-            self.b.bounds[i] = self.cursors[i].bound_until(start, end - 1);
-        }
+        debug_assert!(self.must_not.is_empty() && self.seg.deletes.is_none());
+        // Every clause of a union without exclusions is one of `should`.
+        self.bound_within(start, end - 1);
         let mut wide = std::mem::take(&mut self.b.wide);
         wide.resize_with(PART_CLAUSES, Default::default);
         let mut least = [0u8; PART_CLAUSES];
@@ -2197,28 +2184,18 @@ impl Exec<'_, '_> {
             }
             least[k] = if docs.is_empty() { 0 } else { low };
         }
-        let parts = should
-            .iter()
-            .zip(&wide)
-            .zip(least)
-            .map(|((&i, (docs, tfs)), least)| {
-                let c = &self.cursors[i];
-                Part {
-                    docs,
-                    tfs,
-                    norms: c.norms(),
-                    w: c.weight(),
-                    least,
-                }
-            });
-        let mut parts = parts;
-        let first = parts.next().expect("two clauses or more");
-        let mut all = [first; PART_CLAUSES];
-        for (slot, part) in all[1..].iter_mut().zip(parts) {
-            *slot = part;
-        }
+        let parts = (should.iter().zip(&wide).zip(least)).map(|((&i, (docs, tfs)), least)| {
+            let c = &self.cursors[i];
+            Part {
+                docs,
+                tfs,
+                norms: c.norms(),
+                w: c.weight(),
+                least,
+            }
+        });
         score_shared(
-            &all[..should.len()],
+            &part_array(parts),
             should,
             None,
             self.seg,
@@ -2694,7 +2671,7 @@ impl Part<'_> {
 /// window's live matches when deletions make the count other than the
 /// postings less the repeats).
 fn score_shared<S: Sink>(
-    parts: &[Part<'_>],
+    parts: &PartArray<'_>,
     should: &[usize],
     deleted: Option<usize>,
     seg: &LiveSegment,
@@ -2709,6 +2686,8 @@ fn score_shared<S: Sink>(
         bounds,
         ..
     } = b;
+    let parts = &parts.0[..parts.1];
+    debug_assert!(parts.len() == should.len() && should.is_sorted());
     shared.clear();
     for j in 1..parts.len() {
         for p in 0..j {
@@ -2787,6 +2766,23 @@ fn score_shared<S: Sink>(
             }
         }
     }
+}
+
+/// The parts of a union window's two to [`PART_CLAUSES`] clauses, in
+/// clause order, on the stack, and how many there are.
+type PartArray<'a> = ([Part<'a>; PART_CLAUSES], usize);
+
+/// The two to [`PART_CLAUSES`] `parts` as a [`PartArray`].
+fn part_array<'a>(mut parts: impl Iterator<Item = Part<'a>>) -> PartArray<'a> {
+    let first = parts.next().expect("two clauses or more");
+    let mut all = [first; PART_CLAUSES];
+    let mut n = 1;
+    for (slot, part) in all[1..].iter_mut().zip(&mut parts) {
+        *slot = part;
+        n += 1;
+    }
+    debug_assert!(parts.next().is_none(), "at most {PART_CLAUSES} clauses");
+    (all, n)
 }
 
 /// Each of the `decoded` clauses' bit in a union window document's set,
