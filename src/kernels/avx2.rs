@@ -460,8 +460,9 @@ pub(super) unsafe fn joint_bound(
 /// f32` does, one multiply, one compare, and a compressed store of the
 /// documents kept; a group none of whose frequencies reaches `min_tf`
 /// skips the gathers (mid-df-1 lower-bound: 13.21M -> 13.00M
-/// instructions over its 300 queries). Groups with a document within 4 bytes of the end of
-/// `norms` (or past it) go to the scalar loop, which checks each.
+/// instructions over its 300 queries). Groups with a document within 4
+/// bytes of the end of `norms` (or past it) go to the scalar loop, which
+/// checks each.
 ///
 /// # Safety
 ///

@@ -2182,7 +2182,8 @@ impl Exec<'_, '_> {
                     break;
                 }
             }
-            least[k] = if docs.is_empty() { 0 } else { low };
+            // Read only for the documents gathered (none: any norm).
+            least[k] = low;
         }
         let parts = (should.iter().zip(&wide).zip(least)).map(|((&i, (docs, tfs)), least)| {
             let c = &self.cursors[i];
