@@ -88,7 +88,7 @@ use crate::read::LiveSegment;
 
 /// How far above the floor the sum of a block's clause bounds may be for
 /// their joint bound to be worth computing ([`Exec::joint_rejects`], in
-/// [`Exec::lead_by_bound`]):
+/// [`Exec::block_rejected`]):
 /// over seq-2/3/5 AND (lower-bound, 300 queries each), the joint bound
 /// rejected half the blocks whose sum was within 2 % of the floor, a
 /// tenth of those within 2-4 %, 3 % of those within 4-6 % and almost none
@@ -440,6 +440,7 @@ fn exec<'a, S: Sink>(
         scoring: 0,
         checked: (0, 0),
         scores_alone: false,
+        joint: None,
     };
     for (i, o) in ex.occurs.iter().enumerate().take(64) {
         ex.scoring |= u64::from(matches!(o, Occur::Must | Occur::Should)) << i;
@@ -527,6 +528,10 @@ struct Exec<'a, 'b> {
     /// straight). A phrase's candidates are checked, so that positions
     /// are read only for those that may compete.
     scores_alone: bool,
+    /// The clause whose blocks bound the lead's together with it
+    /// ([`Self::joint_rejects`]), if any: a conjunction's next cheapest
+    /// clause, when both are of one field and it has impacts.
+    joint: Option<usize>,
 }
 
 impl Exec<'_, '_> {
@@ -751,6 +756,29 @@ impl Exec<'_, '_> {
             sum += bound;
         }
         sum
+    }
+
+    /// Whether block `b` of the `lead`, over `lo..=hi`, cannot beat
+    /// `floor`: by the sum of every clause's bound over the range
+    /// ([`Self::bound_within`], left in `b.bounds`), or, when that sum is
+    /// within [`JOINT_WITHIN`] of the floor, by the joint bound of the
+    /// lead's block and the [`Self::joint`] clause's blocks over it. The
+    /// one check of a lead block, in document order and in bound order
+    /// (seq-3 AND lower-bound, 1M documents, document order: 63.0k of the
+    /// lead blocks that the sum let through decoded before, 53.1k after,
+    /// -3.6 % instructions; "cex qui drim", three terms nearly every
+    /// document holds: 5,064 -> 3,223, -9.5 %).
+    fn block_rejected(
+        &mut self,
+        (lead, b): (usize, usize),
+        (lo, hi): (u32, u32),
+        floor: f32,
+    ) -> bool {
+        let sum = self.bound_within(lo, hi);
+        sum <= floor
+            || self.joint.is_some_and(|o| {
+                sum <= floor * JOINT_WITHIN && self.joint_rejects((lead, b), o, (lo, hi), floor)
+            })
     }
 
     /// Whether block `b` of the `lead` (over `lo..=hi`) cannot beat
@@ -1114,7 +1142,7 @@ impl Exec<'_, '_> {
                 let (lo, Some(hi)) = range(self, b + 1) else {
                     return;
                 };
-                if self.bound_within(lo, hi) > floor {
+                if !self.block_rejected((lead, b), (lo, hi), floor) {
                     self.bounds_over = Some((lo, hi));
                     return;
                 }
@@ -1197,6 +1225,10 @@ impl Exec<'_, '_> {
         self.lead = Some(lead);
         self.scores_alone =
             self.phrase.is_none() && self.cursors.len() <= 64 && self.scoring == 1 << lead;
+        self.joint = others.first().copied().filter(|&o| {
+            let (l, c) = (&self.cursors[lead], &self.cursors[o]);
+            self.phrase.is_none() && l.shares_norms(c) && c.postings().has_skip_data()
+        });
         if self.by_bound_pays(lead, others, sink) {
             return self.lead_by_bound(lead, others, sink);
         }
@@ -1390,13 +1422,6 @@ impl Exec<'_, '_> {
         // are computed over these.
         self.list_bounds(lead);
         self.coarse = None;
-        // The clause whose blocks bound the lead's together with it
-        // ([`Self::joint_rejects`]): the next one, when both are of one
-        // field and it has impacts.
-        let joint = others.first().copied().filter(|&o| {
-            let (l, c) = (&self.cursors[lead], &self.cursors[o]);
-            l.shares_norms(c) && c.postings().has_skip_data()
-        });
         // Keys are positive (or infinite for damaged impacts), so their
         // 31 bits order them; among equal keys the lower first block
         // comes first (a run before its first block), so that ties with
@@ -1477,13 +1502,7 @@ impl Exec<'_, '_> {
             // windows keep those bounds.
             self.bounds_over = None;
             if let Some(floor) = sink.floor() {
-                let sum = self.bound_within(lo, hi);
-                if sum <= floor
-                    || joint.is_some_and(|o| {
-                        sum <= floor * JOINT_WITHIN
-                            && self.joint_rejects((lead, i), o, (lo, hi), floor)
-                    })
-                {
+                if self.block_rejected((lead, i), (lo, hi), floor) {
                     sink.dropped(self.cursors[lead].postings().block_len(i));
                     continue;
                 }
