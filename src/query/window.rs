@@ -764,10 +764,9 @@ impl Exec<'_, '_> {
     /// within [`JOINT_WITHIN`] of the floor, by the joint bound of the
     /// lead's block and the [`Self::joint`] clause's blocks over it. The
     /// one check of a lead block, in document order and in bound order
-    /// (seq-3 AND lower-bound, 1M documents, document order: 63.0k of the
-    /// lead blocks that the sum let through decoded before, 53.1k after,
-    /// -3.6 % instructions; "cex qui drim", three terms nearly every
-    /// document holds: 5,064 -> 3,223, -9.5 %).
+    /// (document order, lower-bound, 1M documents: seq-3 AND -3.7 %
+    /// instructions, seq-5 -2.2 %; "cex qui drim", three terms nearly
+    /// every document holds: lead windows decoded 5,064 -> 3,223, -9.5 %).
     fn block_rejected(
         &mut self,
         (lead, b): (usize, usize),
