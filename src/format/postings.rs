@@ -243,6 +243,12 @@ impl<'a> Presence<'a> {
             .is_some_and(|&b| b >> (doc & 7) & 1 != 0)
     }
 
+    /// [`kernels::prefetch`] of the byte that holds `doc`'s bit.
+    #[inline]
+    pub fn prefetch(&self, doc: u32) {
+        kernels::prefetch(self.0, (doc >> 3) as usize);
+    }
+
     /// The little-endian u64 words as 8-byte chunks, in order (chunk `i`
     /// holds documents `64 i .. 64 i + 64`).
     #[inline]
@@ -947,19 +953,10 @@ impl<'a> Postings<'a> {
         if b >= self.num_blocks() || !self.has_skip_data() {
             return;
         }
-        #[cfg(target_arch = "x86_64")]
-        {
-            use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-            let start = self.block_off(b).min(self.blocks.len());
-            let bytes = &self.blocks[start..];
-            for line in (0..192).step_by(64).take_while(|&l| l < bytes.len()) {
-                // SAFETY: a prefetch reads nothing architecturally and
-                // never faults; the address is inside `self.blocks`.
-                unsafe { _mm_prefetch::<_MM_HINT_T0>(bytes[line..].as_ptr().cast()) };
-            }
+        let start = self.block_off(b);
+        for line in (0..192).step_by(64) {
+            kernels::prefetch(self.blocks, start + line);
         }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = b;
     }
 
     /// Bytes of the blocks area (the whole region for a list without skip data).

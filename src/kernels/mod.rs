@@ -753,3 +753,18 @@ pub fn keys_above(
 pub fn popcount(words: &[u64]) -> u64 {
     active().popcount(words)
 }
+
+/// Asks for the cache line that holds `bytes[at]` ahead of its reading: a
+/// hint, never a fault (nothing when `at` is past the end, or off x86-64).
+#[inline(always)]
+pub fn prefetch(bytes: &[u8], at: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(byte) = bytes.get(at) {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        // SAFETY: a prefetch reads nothing architecturally and never
+        // faults; the address is that of a byte of `bytes`.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(std::ptr::from_ref(byte).cast()) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (bytes, at);
+}

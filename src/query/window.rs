@@ -244,6 +244,11 @@ const CHECK_MATCHES: usize = 64;
 /// 5 % more time at 200,000 documents.
 const PREFILTER_SEEN: u64 = 64;
 
+/// How many candidates ahead of the one probed a union asks for the
+/// presence bits its probes read first ([`Exec::prefetched`]): 2, 4 and
+/// 8 measured alike.
+const PREFETCH_AHEAD: usize = 4;
+
 /// The window loop's buffers, kept from one segment to the next.
 #[derive(Default)]
 pub struct Buffers {
@@ -2346,7 +2351,21 @@ impl Exec<'_, '_> {
         // offers documents that the final top k outranks).
         let mut floor = sink.floor();
         let probes = probe_pays(should, essential);
+        let ahead = if exact {
+            0
+        } else {
+            self.prefetched(should, essential)
+        };
         for k in 0..self.b.matches.len() {
+            if ahead != 0
+                && let Some(&doc) = self.b.matches.get(k + PREFETCH_AHEAD)
+            {
+                for i in bits(ahead) {
+                    if let Some(p) = self.cursors[i].postings().presence() {
+                        p.prefetch(doc);
+                    }
+                }
+            }
             let (doc, sum) = (self.b.matches[k], self.b.sums[k]);
             if floor.is_some_and(|floor| sum <= floor) || self.seg.is_deleted(doc) {
                 continue;
@@ -2358,6 +2377,30 @@ impl Exec<'_, '_> {
             }
             floor = sink.floor();
         }
+    }
+
+    /// The clauses (a bit per clause index) whose presence bitmaps a
+    /// union window's candidates (`b.matches`) are probed against are
+    /// asked for ahead of them ([`PREFETCH_AHEAD`]): the non-essential
+    /// ones with a bitmap, when the candidates are a bitmap word (64
+    /// documents) or more apart on average, so that each reads words of
+    /// its own (rare-common-2 / rare-common-3 OR lower-bound, 1M
+    /// documents: 9 % / 7 % less time; rare-common-5 alike). None when
+    /// denser, as the candidates of mid-df-3 OR are (the lines read by
+    /// the candidates before them: 3 % slower asked for).
+    fn prefetched(&self, should: &[usize], essential: u64) -> u64 {
+        let m = &self.b.matches;
+        let (Some(&first), Some(&last)) = (m.first(), m.last()) else {
+            return 0;
+        };
+        if (m.len() as u64) * 64 > u64::from(last - first) {
+            return 0;
+        }
+        should
+            .iter()
+            .filter(|&&i| i < 64 && essential & (1 << i) == 0)
+            .filter(|&&i| self.cursors[i].postings().presence().is_some())
+            .fold(0u64, |m, &i| m | 1 << i)
     }
 
     /// [`Self::score_candidates`] for a sparse window of a few clauses
