@@ -2357,6 +2357,8 @@ impl Exec<'_, '_> {
             self.prefetched(should, essential)
         };
         for k in 0..self.b.matches.len() {
+            // Asked for whether or not that candidate will beat the floor:
+            // asking only for those whose sum does gained nothing.
             if ahead != 0
                 && let Some(&doc) = self.b.matches.get(k + PREFETCH_AHEAD)
             {
